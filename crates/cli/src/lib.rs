@@ -1,0 +1,1 @@
+//! OpenKeel front ends.

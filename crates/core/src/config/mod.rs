@@ -1,0 +1,1 @@
+//! `magnum.conf` loading with oslo.config rules and one typed struct per section.

@@ -1,0 +1,1 @@
+//! openkeel-rpc
