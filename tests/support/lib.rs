@@ -86,13 +86,18 @@ impl Drop for MysqlDatabase {
         let name = self.name.clone();
         // Run on a fresh thread with its own runtime: Drop may run inside a tokio runtime.
         let _ = std::thread::spawn(move || {
-            if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
                 rt.block_on(async move {
                     use sqlx::Connection;
                     if let Ok(mut c) = sqlx::MySqlConnection::connect(&admin).await {
-                        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS `{name}`"))
-                            .execute(&mut c)
-                            .await;
+                        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "DROP DATABASE IF EXISTS `{name}`"
+                        )))
+                        .execute(&mut c)
+                        .await;
                     }
                 });
             }
@@ -109,15 +114,21 @@ pub async fn fresh_mysql_database() -> Option<MysqlDatabase> {
     let name = format!("okt_{}", uuid::Uuid::new_v4().simple());
     let mut c = sqlx::MySqlConnection::connect(&admin_url)
         .await
-        .unwrap_or_else(|e| panic!("cannot connect to the test MariaDB at OPENKEEL_TEST_MYSQL_URL: {e}"));
-    sqlx::query(&format!(
+        .unwrap_or_else(|e| {
+            panic!("cannot connect to the test MariaDB at OPENKEEL_TEST_MYSQL_URL: {e}")
+        });
+    sqlx::query(sqlx::AssertSqlSafe(format!(
         "CREATE DATABASE `{name}` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"
-    ))
+    )))
     .execute(&mut c)
     .await
     .unwrap_or_else(|e| panic!("cannot create test database {name}: {e}"));
     let url = format!("{admin_url}/{name}");
-    Some(MysqlDatabase { admin_url, name, url })
+    Some(MysqlDatabase {
+        admin_url,
+        name,
+        url,
+    })
 }
 
 /// The workspace root (the directory holding the top-level `Cargo.toml`).
