@@ -4,3 +4,4 @@
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod objects;

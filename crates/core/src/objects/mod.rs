@@ -1,0 +1,1 @@
+//! Domain types: one plain struct per Magnum table / versioned object.
