@@ -5,3 +5,4 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod objects;
+pub mod pyjson;
