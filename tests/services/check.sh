@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Check the test environment contract the way the tests see it: the OPENKEEL_TEST_*
+# variables (from the environment, or from env.sh when unset) must reach working services.
+#
+#   MariaDB   OPENKEEL_TEST_MYSQL_URL   log in over TCP, create + drop a database, grants
+#   RabbitMQ  OPENKEEL_TEST_RABBIT_URL  AMQP login, vhost, publish/get (amqp_check.py)
+#   venv      OPENKEEL_TEST_VENV        openstack CLI with the coe plugin, oslo.policy
+#
+# Exits non-zero naming what failed. Used by tests/run.sh after starting the services.
+set -euo pipefail
+OK_PROG=check
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+if [ -z "${OPENKEEL_TEST_MYSQL_URL:-}${OPENKEEL_TEST_RABBIT_URL:-}${OPENKEEL_TEST_VENV:-}" ]; then
+    eval "$("$OK_SERVICES_DIR/env.sh")"
+fi
+fail=0
+
+if [ -n "${OPENKEEL_TEST_MYSQL_URL:-}" ]; then
+    # mysql://user:pass@host:port[/]
+    if [[ $OPENKEEL_TEST_MYSQL_URL =~ ^mysql://([^:@/]+):([^@/]*)@([^:/]+):([0-9]+)/?$ ]]; then
+        u=${BASH_REMATCH[1]} p=${BASH_REMATCH[2]} h=${BASH_REMATCH[3]} port=${BASH_REMATCH[4]}
+        db="okcheck_$$_$RANDOM"
+        my=(mariadb --no-defaults --protocol=TCP -h"$h" -P"$port" -u"$u" -p"$p" -N -B)
+        if out=$("${my[@]}" -e "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.t (id INT PRIMARY KEY); DROP DATABASE \`$db\`; SELECT VERSION(), @@character_set_server, @@collation_server;" 2>&1) &&
+            grants=$("${my[@]}" -e 'SHOW GRANTS' 2>&1) &&
+            grep -q 'ALL PRIVILEGES ON \*\.\* .*WITH GRANT OPTION' <<<"$grants"; then
+            ok_log "mariadb ok: $u@$h:$port, server $(tr '\t' ' ' <<<"$out")"
+        else
+            ok_log "FAILED mariadb at $OPENKEEL_TEST_MYSQL_URL: $out ${grants:-}"
+            fail=1
+        fi
+    else
+        ok_log "FAILED: OPENKEEL_TEST_MYSQL_URL=$OPENKEEL_TEST_MYSQL_URL is not mysql://user:pass@host:port"
+        fail=1
+    fi
+else
+    ok_log "FAILED: OPENKEEL_TEST_MYSQL_URL is not set"
+    fail=1
+fi
+
+if [ -n "${OPENKEEL_TEST_RABBIT_URL:-}" ]; then
+    py=python3
+    [ -x "${OPENKEEL_TEST_VENV:-/nonexistent}/bin/python" ] && py="$OPENKEEL_TEST_VENV/bin/python"
+    if out=$("$py" "$OK_SERVICES_DIR/amqp_check.py" "$OPENKEEL_TEST_RABBIT_URL" 2>&1); then
+        ok_log "rabbitmq ok: $out"
+    else
+        ok_log "FAILED rabbitmq: $out"
+        fail=1
+    fi
+else
+    ok_log "FAILED: OPENKEEL_TEST_RABBIT_URL is not set"
+    fail=1
+fi
+
+if [ -n "${OPENKEEL_TEST_VENV:-}" ]; then
+    v=$OPENKEEL_TEST_VENV
+    if out=$("$v/bin/python" -c '
+import importlib.metadata as m
+print(" ".join(f"{p} {m.version(p)}" for p in ("python-openstackclient", "python-magnumclient", "oslo.policy")))
+' 2>&1) && PYTHONWARNINGS=ignore "$v/bin/openstack" coe cluster list --help >/dev/null 2>&1 &&
+        [ -x "$v/bin/oslopolicy-checker" ]; then
+        ok_log "venv ok: $out"
+    else
+        ok_log "FAILED venv $v: ${out:-openstack coe or oslopolicy-checker missing}"
+        fail=1
+    fi
+else
+    ok_log "FAILED: OPENKEEL_TEST_VENV is not set"
+    fail=1
+fi
+exit "$fail"
