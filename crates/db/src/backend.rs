@@ -1,0 +1,406 @@
+//! The two backends behind one small interface: SQL text with `?` placeholders (both MySQL
+//! and SQLite use them), a few value kinds, and rows read by column name.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{NaiveDateTime, Timelike};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions, MySqlRow};
+use sqlx::pool::PoolConnection;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
+use sqlx::{AssertSqlSafe, Executor, MySql, MySqlConnection, Row as _, Sqlite, SqliteConnection};
+
+use crate::DbError;
+
+/// Which database is behind a [`Database`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    MySql,
+    Sqlite,
+}
+
+/// A connection pool to the Magnum database (MySQL/MariaDB or SQLite).
+///
+/// Cheap to clone (the pools are reference-counted).
+#[derive(Debug, Clone)]
+pub enum Database {
+    MySql(sqlx::MySqlPool),
+    Sqlite(sqlx::SqlitePool),
+}
+
+impl Database {
+    /// Connect to `url`: a SQLAlchemy URL as `[database] connection` holds it (converted with
+    /// [`crate::sqlx_url`]) or an sqlx URL.
+    ///
+    /// MySQL sessions get `sql_mode='TRADITIONAL'` and `charset=utf8` (unless the URL names
+    /// another charset), as oslo.db sets them. SQLite files are created when missing and use
+    /// WAL journaling; an in-memory SQLite database lives in a single, never-recycled
+    /// connection.
+    pub async fn connect(url: &str) -> Result<Database, DbError> {
+        Self::connect_with(url, 10).await
+    }
+
+    /// [`Database::connect`] with an explicit pool size (`[database] max_pool_size`).
+    pub async fn connect_with(url: &str, max_connections: u32) -> Result<Database, DbError> {
+        let sqlx_url = crate::sqlx_url(url)?;
+        let max_connections = max_connections.max(1);
+        if sqlx_url.starts_with("mysql:") {
+            let opts = MySqlConnectOptions::from_str(&sqlx_url)?
+                .pipes_as_concat(false)
+                .no_engine_substitution(false)
+                .timezone(Some("+00:00".to_string()));
+            let pool = MySqlPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(30))
+                .after_connect(|conn, _meta| {
+                    Box::pin(async move {
+                        conn.execute("SET SESSION sql_mode = 'TRADITIONAL'").await?;
+                        Ok(())
+                    })
+                })
+                .connect_with(opts)
+                .await?;
+            Ok(Database::MySql(pool))
+        } else if sqlx_url.starts_with("sqlite:") {
+            let opts = SqliteConnectOptions::from_str(&sqlx_url)?
+                .busy_timeout(Duration::from_secs(30))
+                .foreign_keys(false);
+            let in_memory =
+                sqlx_url == crate::url::SQLITE_MEMORY || sqlx_url.contains("mode=memory");
+            let pool = if in_memory {
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .min_connections(1)
+                    .idle_timeout(None)
+                    .max_lifetime(None)
+                    .connect_with(opts)
+                    .await?
+            } else {
+                SqlitePoolOptions::new()
+                    .max_connections(max_connections)
+                    .connect_with(opts.journal_mode(SqliteJournalMode::Wal))
+                    .await?
+            };
+            Ok(Database::Sqlite(pool))
+        } else {
+            Err(DbError::InvalidUrl(crate::url::redact(url)))
+        }
+    }
+
+    /// A fresh, empty in-memory SQLite database (without schema; see
+    /// [`crate::manage::upgrade`]).
+    pub async fn in_memory() -> Result<Database, DbError> {
+        Self::connect(crate::url::SQLITE_MEMORY).await
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            Database::MySql(_) => Backend::MySql,
+            Database::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    /// Close every connection of the pool.
+    pub async fn close(&self) {
+        match self {
+            Database::MySql(p) => p.close().await,
+            Database::Sqlite(p) => p.close().await,
+        }
+    }
+
+    pub(crate) async fn acquire(&self) -> Result<Pooled, DbError> {
+        Ok(match self {
+            Database::MySql(p) => Pooled::MySql(p.acquire().await?),
+            Database::Sqlite(p) => Pooled::Sqlite(p.acquire().await?),
+        })
+    }
+
+    /// Begin a write transaction (`BEGIN IMMEDIATE` on SQLite so that a read-then-write
+    /// transaction cannot fail to upgrade its lock).
+    pub(crate) async fn begin(&self) -> Result<Tx, DbError> {
+        Ok(match self {
+            Database::MySql(p) => Tx::MySql(p.begin().await?),
+            Database::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+        })
+    }
+}
+
+/// A connection checked out of the pool.
+pub(crate) enum Pooled {
+    MySql(PoolConnection<MySql>),
+    Sqlite(PoolConnection<Sqlite>),
+}
+
+impl Pooled {
+    pub(crate) fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Pooled::MySql(c) => Conn::MySql(c),
+            Pooled::Sqlite(c) => Conn::Sqlite(c),
+        }
+    }
+}
+
+/// An open transaction; rolled back when dropped without [`Tx::commit`].
+pub(crate) enum Tx {
+    MySql(sqlx::Transaction<'static, MySql>),
+    Sqlite(sqlx::Transaction<'static, Sqlite>),
+}
+
+impl Tx {
+    pub(crate) fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Tx::MySql(t) => Conn::MySql(t),
+            Tx::Sqlite(t) => Conn::Sqlite(t),
+        }
+    }
+
+    pub(crate) async fn commit(self) -> Result<(), DbError> {
+        match self {
+            Tx::MySql(t) => t.commit().await?,
+            Tx::Sqlite(t) => t.commit().await?,
+        }
+        Ok(())
+    }
+}
+
+/// A value bound to a `?` placeholder.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val {
+    Null,
+    Int(i64),
+    Text(String),
+    Bool(bool),
+    DateTime(NaiveDateTime),
+}
+
+impl Val {
+    pub(crate) fn is_null(&self) -> bool {
+        matches!(self, Val::Null)
+    }
+}
+
+impl From<&str> for Val {
+    fn from(s: &str) -> Self {
+        Val::Text(s.to_string())
+    }
+}
+
+impl From<String> for Val {
+    fn from(s: String) -> Self {
+        Val::Text(s)
+    }
+}
+
+impl From<i64> for Val {
+    fn from(i: i64) -> Self {
+        Val::Int(i)
+    }
+}
+
+impl From<i32> for Val {
+    fn from(i: i32) -> Self {
+        Val::Int(i64::from(i))
+    }
+}
+
+impl From<bool> for Val {
+    fn from(b: bool) -> Self {
+        Val::Bool(b)
+    }
+}
+
+impl<T: Into<Val>> From<Option<T>> for Val {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Val::Null, Into::into)
+    }
+}
+
+/// Magnum's `datetime` columns hold whole seconds (MariaDB truncates the fraction); do the
+/// same before writing so that every backend stores and returns identical values.
+pub(crate) fn truncate_to_seconds(t: NaiveDateTime) -> NaiveDateTime {
+    t.with_nanosecond(0).unwrap_or(t)
+}
+
+/// Naive UTC now, whole seconds (`timeutils.utcnow()` as stored).
+pub(crate) fn utcnow() -> NaiveDateTime {
+    truncate_to_seconds(chrono::Utc::now().naive_utc())
+}
+
+/// A borrowed connection of either backend.
+pub(crate) enum Conn<'a> {
+    MySql(&'a mut MySqlConnection),
+    Sqlite(&'a mut SqliteConnection),
+}
+
+macro_rules! bind_all {
+    ($q:expr, $args:expr) => {{
+        let mut q = $q;
+        for a in $args {
+            q = match a {
+                Val::Null => q.bind(Option::<String>::None),
+                Val::Int(i) => q.bind(*i),
+                Val::Text(s) => q.bind(s.clone()),
+                Val::Bool(b) => q.bind(*b),
+                Val::DateTime(t) => q.bind(truncate_to_seconds(*t)),
+            };
+        }
+        q
+    }};
+}
+
+impl Conn<'_> {
+    pub(crate) fn backend(&self) -> Backend {
+        match self {
+            Conn::MySql(_) => Backend::MySql,
+            Conn::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    pub(crate) async fn fetch_all(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Row>, DbError> {
+        tracing::trace!(sql, "fetch");
+        Ok(match self {
+            Conn::MySql(c) => bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
+                .fetch_all(&mut **c)
+                .await?
+                .into_iter()
+                .map(Row::MySql)
+                .collect(),
+            Conn::Sqlite(c) => {
+                bind_all!(sqlx::query::<Sqlite>(AssertSqlSafe(sql.to_string())), args)
+                    .fetch_all(&mut **c)
+                    .await?
+                    .into_iter()
+                    .map(Row::Sqlite)
+                    .collect()
+            }
+        })
+    }
+
+    /// Execute a statement; returns (rows affected, last insert id).
+    pub(crate) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<(u64, i64), DbError> {
+        tracing::trace!(sql, "execute");
+        Ok(match self {
+            Conn::MySql(c) => {
+                let r = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
+                    .execute(&mut **c)
+                    .await?;
+                (
+                    r.rows_affected(),
+                    i64::try_from(r.last_insert_id()).unwrap_or(i64::MAX),
+                )
+            }
+            Conn::Sqlite(c) => {
+                let r = bind_all!(sqlx::query::<Sqlite>(AssertSqlSafe(sql.to_string())), args)
+                    .execute(&mut **c)
+                    .await?;
+                (r.rows_affected(), r.last_insert_rowid())
+            }
+        })
+    }
+
+    /// Run SQL without parameters through the simple-query protocol (DDL).
+    pub(crate) async fn execute_raw(&mut self, sql: &str) -> Result<(), DbError> {
+        tracing::debug!(sql, "execute");
+        match self {
+            Conn::MySql(c) => {
+                (&mut **c).execute(AssertSqlSafe(sql.to_string())).await?;
+            }
+            Conn::Sqlite(c) => {
+                (&mut **c).execute(AssertSqlSafe(sql.to_string())).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A result row of either backend.
+pub(crate) enum Row {
+    MySql(MySqlRow),
+    Sqlite(SqliteRow),
+}
+
+macro_rules! get {
+    ($self:ident, $ty:ty, $col:expr) => {
+        match $self {
+            Row::MySql(r) => r.try_get::<$ty, _>($col),
+            Row::Sqlite(r) => r.try_get::<$ty, _>($col),
+        }
+    };
+}
+
+impl Row {
+    pub(crate) fn opt_i32(&self, col: &str) -> Result<Option<i32>, sqlx::Error> {
+        get!(self, Option<i32>, col)
+    }
+
+    pub(crate) fn opt_i64_at(&self, idx: usize) -> Result<Option<i64>, sqlx::Error> {
+        get!(self, Option<i64>, idx)
+    }
+
+    pub(crate) fn opt_string(&self, col: &str) -> Result<Option<String>, sqlx::Error> {
+        get!(self, Option<String>, col)
+    }
+
+    pub(crate) fn opt_string_at(&self, idx: usize) -> Result<Option<String>, sqlx::Error> {
+        get!(self, Option<String>, idx)
+    }
+
+    pub(crate) fn opt_bool(&self, col: &str) -> Result<Option<bool>, sqlx::Error> {
+        get!(self, Option<bool>, col)
+    }
+
+    pub(crate) fn opt_datetime(&self, col: &str) -> Result<Option<NaiveDateTime>, sqlx::Error> {
+        get!(self, Option<NaiveDateTime>, col)
+    }
+}
+
+/// True when the error is a unique-key violation (MySQL 1062, SQLite `SQLITE_CONSTRAINT_UNIQUE`
+/// / primary key).
+pub(crate) fn is_duplicate(e: &DbError) -> bool {
+    match e {
+        DbError::Sqlx(sqlx::Error::Database(d)) => {
+            matches!(d.kind(), sqlx::error::ErrorKind::UniqueViolation)
+                || d.code().as_deref() == Some("23000") && d.message().contains("Duplicate entry")
+        }
+        _ => false,
+    }
+}
+
+/// True for errors oslo.db's `retry_on_deadlock` retries (MySQL deadlock 1213 / SQLSTATE 40001;
+/// SQLite busy or locked).
+pub(crate) fn is_deadlock(e: &DbError) -> bool {
+    match e {
+        DbError::Sqlx(sqlx::Error::Database(d)) => {
+            let code = d.code();
+            let msg = d.message();
+            code.as_deref() == Some("40001")
+                || msg.contains("Deadlock found")
+                || matches!(
+                    code.as_deref(),
+                    Some("5") | Some("6") | Some("517") | Some("262")
+                )
+                || msg.contains("database is locked")
+        }
+        _ => false,
+    }
+}
+
+/// Retry a write operation on deadlock, as oslo.db's `retry_on_deadlock` (5 retries, the
+/// interval doubling from 0.5 s).
+macro_rules! retry_on_deadlock {
+    ($body:expr) => {{
+        let mut attempt = 0u32;
+        loop {
+            match $body.await {
+                Err(e) if attempt < 5 && $crate::backend::is_deadlock(&e) => {
+                    attempt += 1;
+                    tracing::warn!(error = %e, attempt, "deadlock; retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(500u64 << (attempt - 1)))
+                        .await;
+                }
+                other => break other,
+            }
+        }
+    }};
+}
+pub(crate) use retry_on_deadlock;

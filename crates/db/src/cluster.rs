@@ -1,0 +1,407 @@
+//! The `cluster` table (`magnum/db/sqlalchemy/api.py` cluster functions).
+
+use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup, Stats};
+
+use crate::backend::{retry_on_deadlock, utcnow, Conn, Val};
+use crate::ident::{identity_filter, Ident};
+use crate::record::{self, q, record, Page, Record, Where};
+use crate::{nodegroup, Database, DbError, Scope};
+
+record!(Cluster, "cluster", [
+    created_at: opt_datetime,
+    updated_at: opt_datetime,
+    id: int,
+    uuid: opt_string,
+    name: opt_string,
+    cluster_template_id: opt_string,
+    api_address: opt_string,
+    stack_id: opt_string,
+    project_id: opt_string,
+    user_id: opt_string,
+    status: opt_enum,
+    discovery_url: opt_string,
+    status_reason: opt_string,
+    ca_cert_ref: opt_string,
+    magnum_cert_ref: opt_string,
+    create_timeout: opt_int,
+    coe_version: opt_string,
+    container_version: opt_string,
+    keypair: opt_string,
+    docker_volume_size: opt_int,
+    labels: opt_dict,
+    master_flavor_id: opt_string,
+    flavor_id: opt_string,
+    health_status: opt_enum,
+    health_status_reason: opt_dict,
+    fixed_network: opt_string,
+    fixed_subnet: opt_string,
+    floating_ip_enabled: opt_bool,
+    master_lb_enabled: opt_bool,
+    etcd_ca_cert_ref: opt_string,
+    front_proxy_ca_cert_ref: opt_string,
+]);
+
+/// The filters of `_add_clusters_filters`: equality on the given columns, `status` IN list,
+/// and `node_count` / `master_count` = the sum of the cluster's non-master / master
+/// nodegroups' `node_count`.
+///
+/// (Magnum also lists `node_addresses`, which is no longer a `cluster` column: filtering on it
+/// fails in Magnum, so it is not offered.)
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClusterFilters {
+    pub cluster_template_id: Option<String>,
+    pub name: Option<String>,
+    pub stack_id: Option<String>,
+    pub api_address: Option<String>,
+    pub project_id: Option<String>,
+    pub user_id: Option<String>,
+    pub status: Option<Vec<ClusterStatus>>,
+    pub node_count: Option<i64>,
+    pub master_count: Option<i64>,
+}
+
+impl ClusterFilters {
+    /// Clusters in any of `statuses`.
+    pub fn status(statuses: &[ClusterStatus]) -> Self {
+        ClusterFilters {
+            status: Some(statuses.to_vec()),
+            ..Self::default()
+        }
+    }
+
+    fn apply(&self, w: &mut Where) {
+        for (col, v) in [
+            ("cluster_template_id", &self.cluster_template_id),
+            ("name", &self.name),
+            ("stack_id", &self.stack_id),
+            ("api_address", &self.api_address),
+            ("project_id", &self.project_id),
+            ("user_id", &self.user_id),
+        ] {
+            if let Some(v) = v {
+                w.eq(col, v.as_str());
+            }
+        }
+        if let Some(statuses) = &self.status {
+            w.in_list(
+                "status",
+                statuses.iter().map(|s| Val::from(s.as_str())).collect(),
+            );
+        }
+        for (count, master) in [(self.node_count, false), (self.master_count, true)] {
+            if let Some(n) = count {
+                let role = if master { "= 'master'" } else { "!= 'master'" };
+                w.raw(
+                    format!(
+                        "{uuid} IN (SELECT {cid} FROM {ng} WHERE {role_col} {role} GROUP BY {cid} HAVING SUM({nc}) = ?)",
+                        uuid = q("uuid"),
+                        cid = q("cluster_id"),
+                        ng = q("nodegroup"),
+                        role_col = q("role"),
+                        nc = q("node_count"),
+                    ),
+                    vec![Val::Int(n)],
+                );
+            }
+        }
+    }
+}
+
+fn scoped(scope: &Scope) -> Where {
+    let mut w = Where::new();
+    scope.tenant_filter(&mut w);
+    w
+}
+
+async fn fetch_one(
+    db: &Database,
+    w: Where,
+    ident: &str,
+    by_name: bool,
+) -> Result<Cluster, DbError> {
+    let mut c = db.acquire().await?;
+    let rows = record::select_where::<Cluster>(&mut c.conn(), &w, false).await?;
+    record::one(
+        rows,
+        || DbError::ClusterNotFound(ident.to_string()),
+        || {
+            if by_name {
+                DbError::Conflict(
+                    "Multiple clusters exist with same name. Please use the cluster uuid instead."
+                        .into(),
+                )
+            } else {
+                DbError::Conflict(format!("Multiple clusters match {ident}"))
+            }
+        },
+    )
+}
+
+/// `Cluster.get`: by id when `ident` is integer-like, by uuid when UUID-like, else
+/// `InvalidIdentity`.
+pub async fn get(db: &Database, scope: &Scope, ident: &str) -> Result<Cluster, DbError> {
+    match Ident::parse(ident) {
+        Some(Ident::Id(_)) | Some(Ident::Uuid(_)) => {
+            let mut w = scoped(scope);
+            identity_filter(&mut w, ident)?;
+            fetch_one(db, w, ident, false).await
+        }
+        None => Err(DbError::InvalidIdentity(ident.to_string())),
+    }
+}
+
+/// `get_cluster_by_id`.
+pub async fn get_by_id(db: &Database, scope: &Scope, id: i64) -> Result<Cluster, DbError> {
+    let mut w = scoped(scope);
+    w.eq("id", id);
+    fetch_one(db, w, &id.to_string(), false).await
+}
+
+/// `get_cluster_by_uuid`.
+pub async fn get_by_uuid(db: &Database, scope: &Scope, uuid: &str) -> Result<Cluster, DbError> {
+    let mut w = scoped(scope);
+    w.eq("uuid", uuid);
+    fetch_one(db, w, uuid, false).await
+}
+
+/// `get_cluster_by_name`: `Conflict` when several visible clusters have that name.
+pub async fn get_by_name(db: &Database, scope: &Scope, name: &str) -> Result<Cluster, DbError> {
+    let mut w = scoped(scope);
+    w.eq("name", name);
+    fetch_one(db, w, name, true).await
+}
+
+/// `get_cluster_list`.
+pub async fn list(
+    db: &Database,
+    scope: &Scope,
+    filters: &ClusterFilters,
+    page: &Page<'_, Cluster>,
+) -> Result<Vec<Cluster>, DbError> {
+    let mut w = scoped(scope);
+    filters.apply(&mut w);
+    let mut c = db.acquire().await?;
+    record::select_page(&mut c.conn(), w, page).await
+}
+
+/// [`list`] plus each cluster's nodegroups (what Magnum's `cluster.nodegroups` returns:
+/// `NodeGroup.list(context, cluster.uuid)` with nodegroup scoping, in id order), in exactly
+/// two queries.
+pub async fn list_with_nodegroups(
+    db: &Database,
+    scope: &Scope,
+    filters: &ClusterFilters,
+    page: &Page<'_, Cluster>,
+) -> Result<Vec<(Cluster, Vec<NodeGroup>)>, DbError> {
+    let mut w = scoped(scope);
+    filters.apply(&mut w);
+    let mut c = db.acquire().await?;
+    let mut conn = c.conn();
+    let clusters = record::select_page(&mut conn, w, page).await?;
+    let uuids: Vec<&str> = clusters.iter().filter_map(|c| c.uuid.as_deref()).collect();
+    let mut groups = nodegroup::for_clusters_on(&mut conn, scope, &uuids).await?;
+    Ok(clusters
+        .into_iter()
+        .map(|c| {
+            let ngs = c
+                .uuid
+                .as_deref()
+                .and_then(|u| groups.remove(u))
+                .unwrap_or_default();
+            (c, ngs)
+        })
+        .collect())
+}
+
+/// `get_cluster_count_all`: visible clusters matching `filters`.
+pub async fn count(db: &Database, scope: &Scope, filters: &ClusterFilters) -> Result<i64, DbError> {
+    let mut w = scoped(scope);
+    filters.apply(&mut w);
+    let mut c = db.acquire().await?;
+    record::count_where::<Cluster>(&mut c.conn(), &w).await
+}
+
+/// `get_cluster_stats`: the number of clusters and the sum of all nodegroups' `node_count`
+/// (masters included, 0 when there are none), of `project_id` when given (and not empty),
+/// else of everything. Not scoped by the caller (the API checks policy first).
+pub async fn stats(db: &Database, project_id: Option<&str>) -> Result<Stats, DbError> {
+    let mut w = Where::new();
+    if let Some(p) = project_id.filter(|p| !p.is_empty()) {
+        w.eq("project_id", p);
+    }
+    let mut c = db.acquire().await?;
+    let mut conn = c.conn();
+    let clusters = record::count_where::<Cluster>(&mut conn, &w).await?;
+    let sum = match conn.backend() {
+        crate::Backend::MySql => "CAST(SUM(`node_count`) AS SIGNED)",
+        crate::Backend::Sqlite => "SUM(`node_count`)",
+    };
+    let sql = format!("SELECT {sum} FROM {}{}", q("nodegroup"), w.sql());
+    let rows = conn.fetch_all(&sql, w.args()).await?;
+    let nodes = rows
+        .first()
+        .map(|r| r.opt_i64_at(0))
+        .transpose()?
+        .flatten()
+        .unwrap_or(0);
+    Ok(Stats { clusters, nodes })
+}
+
+/// `create_cluster`: generates a uuid when none is given, fills Magnum's ORM defaults
+/// (`floating_ip_enabled` true, `master_lb_enabled` false, `created_at` now) and returns the
+/// stored row. A duplicate uuid → `ClusterAlreadyExists`.
+pub async fn create(db: &Database, cluster: &Cluster) -> Result<Cluster, DbError> {
+    let mut c = cluster.clone();
+    if c.uuid.as_deref().is_none_or(str::is_empty) {
+        c.uuid = Some(uuid::Uuid::new_v4().to_string());
+    }
+    c.floating_ip_enabled.get_or_insert(true);
+    c.master_lb_enabled.get_or_insert(false);
+    if c.created_at.is_none() {
+        c.created_at = Some(utcnow());
+    }
+    retry_on_deadlock!(insert_and_fetch(db, &c)).map_err(|e| {
+        if crate::backend::is_duplicate(&e) {
+            DbError::ClusterAlreadyExists {
+                uuid: c.uuid.clone().unwrap_or_default(),
+            }
+        } else {
+            e
+        }
+    })
+}
+
+pub(crate) async fn insert_and_fetch<T: Record>(db: &Database, record: &T) -> Result<T, DbError> {
+    let mut tx = db.begin().await?;
+    let row = {
+        let mut conn = tx.conn();
+        let id = record::insert(&mut conn, record).await?;
+        fetch_by_id_on::<T>(&mut conn, id).await?
+    };
+    tx.commit().await?;
+    Ok(row)
+}
+
+pub(crate) async fn fetch_by_id_on<T: Record>(conn: &mut Conn<'_>, id: i64) -> Result<T, DbError> {
+    let mut w = Where::new();
+    w.eq("id", id);
+    record::select_where::<T>(conn, &w, false)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| DbError::SchemaState(format!("row {id} of {} vanished", T::TABLE)))
+}
+
+/// `destroy_cluster` (by id or uuid, not scoped): deletes the row only, as Magnum's DB API.
+/// Use [`destroy_with_nodegroups`] for the conductor's deletion of a cluster.
+pub async fn destroy(db: &Database, ident: &str) -> Result<(), DbError> {
+    let mut w = Where::new();
+    identity_filter(&mut w, ident)?;
+    retry_on_deadlock!(destroy_tx(db, &w, ident, false))
+}
+
+/// Delete a cluster and its nodegroups in one transaction (what the conductor does when a
+/// cluster reaches `DELETE_COMPLETE`: its nodegroups, then the row).
+pub async fn destroy_with_nodegroups(db: &Database, ident: &str) -> Result<(), DbError> {
+    let mut w = Where::new();
+    identity_filter(&mut w, ident)?;
+    retry_on_deadlock!(destroy_tx(db, &w, ident, true))
+}
+
+async fn destroy_tx(db: &Database, w: &Where, ident: &str, cascade: bool) -> Result<(), DbError> {
+    let mut tx = db.begin().await?;
+    {
+        let mut conn = tx.conn();
+        let rows = record::select_where::<Cluster>(&mut conn, w, true).await?;
+        let cluster = rows
+            .into_iter()
+            .next()
+            .ok_or_else(|| DbError::ClusterNotFound(ident.to_string()))?;
+        if cascade {
+            let mut nw = Where::new();
+            nw.eq("cluster_id", Val::from(cluster.uuid.clone()));
+            record::delete_where::<NodeGroup>(&mut conn, &nw).await?;
+        }
+        record::delete_where::<Cluster>(&mut conn, w).await?;
+    }
+    tx.commit().await
+}
+
+/// `update_cluster`: write `fields` of `values` to the cluster `ident` (id or uuid, not
+/// scoped) and return the updated row. Changing `uuid` (or `id`) is refused with
+/// `InvalidParameterValue`; `updated_at` is set when a value changes.
+pub async fn update(
+    db: &Database,
+    ident: &str,
+    values: &Cluster,
+    fields: &[&str],
+) -> Result<Cluster, DbError> {
+    let fields = check_update_fields::<Cluster>(fields, "Cluster")?;
+    let mut w = Where::new();
+    identity_filter(&mut w, ident)?;
+    retry_on_deadlock!(update_tx(db, &w, values, &fields, || {
+        DbError::ClusterNotFound(ident.to_string())
+    }))
+}
+
+/// The refusals of Magnum's `update_*`: no `uuid` ("Cannot overwrite UUID for an existing
+/// <Kind>."), and no `id`.
+pub(crate) fn check_update_fields<T: Record>(
+    fields: &[&str],
+    kind: &str,
+) -> Result<Vec<&'static str>, DbError> {
+    if fields.contains(&"uuid") {
+        return Err(DbError::InvalidParameterValue(format!(
+            "Cannot overwrite UUID for an existing {kind}."
+        )));
+    }
+    check_no_id::<T>(fields, kind)
+}
+
+pub(crate) fn check_no_id<T: Record>(
+    fields: &[&str],
+    kind: &str,
+) -> Result<Vec<&'static str>, DbError> {
+    if fields.contains(&"id") {
+        return Err(DbError::InvalidParameterValue(format!(
+            "Cannot overwrite ID for an existing {kind}."
+        )));
+    }
+    record::check_fields::<T>(fields)
+}
+
+/// Select the single row matching `w` for update, write `fields`, return the new row.
+pub(crate) async fn update_tx<T: Record>(
+    db: &Database,
+    w: &Where,
+    values: &T,
+    fields: &[&'static str],
+    not_found: impl Fn() -> DbError,
+) -> Result<T, DbError> {
+    let mut tx = db.begin().await?;
+    let row = {
+        let mut conn = tx.conn();
+        let current = record::select_where::<T>(&mut conn, w, true)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(&not_found)?;
+        if record::update_row(&mut conn, &current, values, fields).await? {
+            let id = match current.get("id") {
+                Some(Val::Int(id)) => id,
+                _ => 0,
+            };
+            fetch_by_id_on::<T>(&mut conn, id).await?
+        } else {
+            current
+        }
+    };
+    tx.commit().await?;
+    Ok(row)
+}
+
+/// The fields whose values differ between `old` and `new`, for [`update`]
+/// (what an object's change tracking would report after the assignments).
+pub fn changed_fields(old: &Cluster, new: &Cluster) -> Vec<&'static str> {
+    record::changed_columns(old, new)
+}

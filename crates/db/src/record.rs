@@ -1,0 +1,669 @@
+//! Mapping between the domain structs of `openkeel_core::objects` and table rows, plus the
+//! SQL building blocks every table module uses (select lists, filters, Magnum's pagination,
+//! inserts and column-wise updates).
+
+use crate::backend::{Conn, Row, Val};
+use crate::DbError;
+
+/// A domain struct stored as one row of `TABLE`.
+pub(crate) trait Record: Sized + Clone {
+    const TABLE: &'static str;
+    /// Every column, in MariaDB column order.
+    const COLUMNS: &'static [Column];
+    fn from_row(row: &Row) -> Result<Self, DbError>;
+    /// The value of `column` as it is bound in SQL (JSON columns as their JSON text; `NULL`
+    /// for `None`); `None` for an unknown column.
+    fn get(&self, column: &str) -> Option<Val>;
+}
+
+/// A column and, for JSON columns, the text Magnum writes for `None` (`{}` / `[]`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Column {
+    pub name: &'static str,
+    pub json_empty: Option<&'static str>,
+}
+
+pub(crate) fn column<T: Record>(name: &str) -> Option<&'static Column> {
+    T::COLUMNS.iter().find(|c| c.name == name)
+}
+
+/// The value written for `column`: `None` in a JSON column becomes its empty value, as
+/// `JsonEncodedType.process_bind_param` does.
+pub(crate) fn write_value<T: Record>(record: &T, col: &Column) -> Val {
+    match record.get(col.name) {
+        Some(Val::Null) | None => col.json_empty.map_or(Val::Null, |e| Val::Text(e.into())),
+        Some(v) => v,
+    }
+}
+
+fn decode_err(table: &'static str, column: &str, reason: impl ToString) -> DbError {
+    DbError::Decode {
+        table,
+        column: column.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// Per-kind decoding and encoding of a column (used by the `record!` macro).
+pub(crate) mod kind {
+    use super::*;
+    use chrono::NaiveDateTime;
+    use openkeel_core::objects::{StringMap, Taint};
+    use std::str::FromStr;
+
+    pub(crate) mod int {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = None;
+        pub(crate) fn decode(t: &'static str, row: &Row, col: &str) -> Result<i32, DbError> {
+            row.opt_i32(col)?
+                .ok_or_else(|| decode_err(t, col, "NULL in a NOT NULL column"))
+        }
+        pub(crate) fn encode(v: &i32) -> Val {
+            Val::Int(i64::from(*v))
+        }
+    }
+
+    pub(crate) mod opt_int {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = None;
+        pub(crate) fn decode(
+            _: &'static str,
+            row: &Row,
+            col: &str,
+        ) -> Result<Option<i32>, DbError> {
+            Ok(row.opt_i32(col)?)
+        }
+        pub(crate) fn encode(v: &Option<i32>) -> Val {
+            (*v).into()
+        }
+    }
+
+    pub(crate) mod string {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = None;
+        pub(crate) fn decode(t: &'static str, row: &Row, col: &str) -> Result<String, DbError> {
+            row.opt_string(col)?
+                .ok_or_else(|| decode_err(t, col, "NULL in a NOT NULL column"))
+        }
+        pub(crate) fn encode(v: &str) -> Val {
+            Val::Text(v.to_string())
+        }
+    }
+
+    pub(crate) mod opt_string {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = None;
+        pub(crate) fn decode(
+            _: &'static str,
+            row: &Row,
+            col: &str,
+        ) -> Result<Option<String>, DbError> {
+            Ok(row.opt_string(col)?)
+        }
+        pub(crate) fn encode(v: &Option<String>) -> Val {
+            v.clone().into()
+        }
+    }
+
+    pub(crate) mod opt_bool {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = None;
+        pub(crate) fn decode(
+            _: &'static str,
+            row: &Row,
+            col: &str,
+        ) -> Result<Option<bool>, DbError> {
+            Ok(row.opt_bool(col)?)
+        }
+        pub(crate) fn encode(v: &Option<bool>) -> Val {
+            (*v).into()
+        }
+    }
+
+    pub(crate) mod opt_datetime {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = None;
+        pub(crate) fn decode(
+            _: &'static str,
+            row: &Row,
+            col: &str,
+        ) -> Result<Option<NaiveDateTime>, DbError> {
+            Ok(row.opt_datetime(col)?)
+        }
+        pub(crate) fn encode(v: &Option<NaiveDateTime>) -> Val {
+            v.map_or(Val::Null, Val::DateTime)
+        }
+    }
+
+    /// A status enumeration stored as its string.
+    pub(crate) mod opt_enum {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = None;
+        pub(crate) fn decode<E: FromStr>(
+            t: &'static str,
+            row: &Row,
+            col: &str,
+        ) -> Result<Option<E>, DbError>
+        where
+            E::Err: std::fmt::Display,
+        {
+            match row.opt_string(col)? {
+                None => Ok(None),
+                Some(s) => E::from_str(&s).map(Some).map_err(|e| decode_err(t, col, e)),
+            }
+        }
+        pub(crate) fn encode<E: AsRef<str>>(v: &Option<E>) -> Val {
+            v.as_ref()
+                .map_or(Val::Null, |e| Val::Text(e.as_ref().to_string()))
+        }
+    }
+
+    /// `JSONEncodedDict` of strings.
+    pub(crate) mod opt_dict {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = Some("{}");
+        pub(crate) fn decode(
+            t: &'static str,
+            row: &Row,
+            col: &str,
+        ) -> Result<Option<StringMap>, DbError> {
+            match row.opt_string(col)? {
+                None => Ok(None),
+                Some(s) => crate::json::parse_string_map(&s)
+                    .map(Some)
+                    .map_err(|e| decode_err(t, col, e)),
+            }
+        }
+        pub(crate) fn encode(v: &Option<StringMap>) -> Val {
+            v.as_ref()
+                .map_or(Val::Null, |m| Val::Text(crate::json::dumps_string_map(m)))
+        }
+    }
+
+    /// `JSONEncodedList` of strings.
+    pub(crate) mod opt_list {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = Some("[]");
+        pub(crate) fn decode(
+            t: &'static str,
+            row: &Row,
+            col: &str,
+        ) -> Result<Option<Vec<String>>, DbError> {
+            match row.opt_string(col)? {
+                None => Ok(None),
+                Some(s) => crate::json::parse_string_list(&s)
+                    .map(Some)
+                    .map_err(|e| decode_err(t, col, e)),
+            }
+        }
+        pub(crate) fn encode(v: &Option<Vec<String>>) -> Val {
+            v.as_ref()
+                .map_or(Val::Null, |l| Val::Text(crate::json::dumps_string_list(l)))
+        }
+    }
+
+    /// `JSONEncodedList` of dicts (`node_taints`).
+    pub(crate) mod opt_dict_list {
+        use super::*;
+        pub(crate) const JSON_EMPTY: Option<&str> = Some("[]");
+        pub(crate) fn decode(
+            t: &'static str,
+            row: &Row,
+            col: &str,
+        ) -> Result<Option<Vec<Taint>>, DbError> {
+            match row.opt_string(col)? {
+                None => Ok(None),
+                Some(s) => crate::json::parse_dict_list(&s)
+                    .map(Some)
+                    .map_err(|e| decode_err(t, col, e)),
+            }
+        }
+        pub(crate) fn encode(v: &Option<Vec<Taint>>) -> Val {
+            v.as_ref()
+                .map_or(Val::Null, |l| Val::Text(crate::json::dumps_dict_list(l)))
+        }
+    }
+}
+
+/// Implement [`Record`] for a domain struct: `record!(Type, "table", [col: kind, ...])`, the
+/// columns in MariaDB order, every struct field listed (the struct literal enforces it).
+macro_rules! record {
+    ($ty:ty, $table:literal, [ $( $col:ident : $kind:ident ),* $(,)? ]) => {
+        impl $crate::record::Record for $ty {
+            const TABLE: &'static str = $table;
+            const COLUMNS: &'static [$crate::record::Column] = &[
+                $( $crate::record::Column {
+                    name: stringify!($col),
+                    json_empty: $crate::record::kind::$kind::JSON_EMPTY,
+                } ),*
+            ];
+            fn from_row(row: &$crate::backend::Row) -> Result<Self, $crate::DbError> {
+                Ok(Self {
+                    $( $col: $crate::record::kind::$kind::decode($table, row, stringify!($col))?, )*
+                })
+            }
+            fn get(&self, column: &str) -> Option<$crate::backend::Val> {
+                match column {
+                    $( stringify!($col) => Some($crate::record::kind::$kind::encode(&self.$col)), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use record;
+
+/// `` `col` `` — identifiers are quoted with backticks, which both MySQL and SQLite accept
+/// (`binary` is a reserved word in MySQL).
+pub(crate) fn q(ident: &str) -> String {
+    format!("`{ident}`")
+}
+
+/// `SELECT <all columns> FROM <table>`.
+pub(crate) fn select_all<T: Record>() -> String {
+    select_all_prefixed::<T>("")
+}
+
+/// Like [`select_all`] but with the columns qualified by `alias.`, for joins.
+pub(crate) fn select_all_prefixed<T: Record>(alias: &str) -> String {
+    let cols: Vec<String> = T::COLUMNS
+        .iter()
+        .map(|c| {
+            if alias.is_empty() {
+                q(c.name)
+            } else {
+                format!("{alias}.{}", q(c.name))
+            }
+        })
+        .collect();
+    let from = if alias.is_empty() {
+        q(T::TABLE)
+    } else {
+        format!("{} AS {alias}", q(T::TABLE))
+    };
+    format!("SELECT {} FROM {from}", cols.join(", "))
+}
+
+/// A conjunction of conditions with their bound values.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Where {
+    clauses: Vec<String>,
+    args: Vec<Val>,
+}
+
+impl Where {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// `col = ?`, or `col IS NULL` for `NULL` (SQLAlchemy's `filter_by(col=None)`).
+    pub(crate) fn eq(&mut self, col: &str, v: impl Into<Val>) -> &mut Self {
+        let v = v.into();
+        if v.is_null() {
+            self.clauses.push(format!("{} IS NULL", q(col)));
+        } else {
+            self.clauses.push(format!("{} = ?", q(col)));
+            self.args.push(v);
+        }
+        self
+    }
+
+    /// `col IN (?, ...)`; an empty list matches nothing, as SQLAlchemy's empty `in_()`.
+    pub(crate) fn in_list(&mut self, col: &str, vals: Vec<Val>) -> &mut Self {
+        if vals.is_empty() {
+            self.clauses.push("1 != 1".into());
+        } else {
+            let marks = vec!["?"; vals.len()].join(", ");
+            self.clauses.push(format!("{} IN ({marks})", q(col)));
+            self.args.extend(vals);
+        }
+        self
+    }
+
+    /// A raw condition with its values.
+    pub(crate) fn raw(&mut self, clause: impl Into<String>, args: Vec<Val>) -> &mut Self {
+        self.clauses.push(clause.into());
+        self.args.extend(args);
+        self
+    }
+
+    /// The conjunction as one parenthesised expression (`1 = 1` when empty), with its values.
+    pub(crate) fn into_expr(self) -> (String, Vec<Val>) {
+        if self.clauses.is_empty() {
+            ("1 = 1".into(), self.args)
+        } else {
+            (format!("({})", self.clauses.join(" AND ")), self.args)
+        }
+    }
+
+    /// ` WHERE a AND b` (or nothing) and the values.
+    pub(crate) fn sql(&self) -> String {
+        if self.clauses.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", self.clauses.join(" AND "))
+        }
+    }
+
+    pub(crate) fn args(&self) -> &[Val] {
+        &self.args
+    }
+}
+
+/// Magnum's list parameters: `limit`, `marker` (the row after which the page starts),
+/// `sort_key` and `sort_dir` (`asc` by default; oslo.db also accepts `-nullsfirst` /
+/// `-nullslast` suffixes).
+#[derive(Debug, Clone)]
+pub struct Page<'a, T> {
+    pub limit: Option<u64>,
+    pub marker: Option<&'a T>,
+    pub sort_key: Option<&'a str>,
+    pub sort_dir: Option<&'a str>,
+}
+
+impl<T> Default for Page<'_, T> {
+    fn default() -> Self {
+        Page {
+            limit: None,
+            marker: None,
+            sort_key: None,
+            sort_dir: None,
+        }
+    }
+}
+
+impl<'a, T> Page<'a, T> {
+    /// No limit, no marker, sorted by `id` ascending.
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    pub fn limit(mut self, limit: u64) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    pub fn marker(mut self, marker: &'a T) -> Self {
+        self.marker = Some(marker);
+        self
+    }
+
+    pub fn sort(mut self, key: &'a str, dir: &'a str) -> Self {
+        self.sort_key = Some(key);
+        self.sort_dir = Some(dir);
+        self
+    }
+}
+
+/// `ORDER BY`, marker condition and `LIMIT` of Magnum's `_paginate_query` (oslo.db
+/// `paginate_query` with sort keys `[sort_key, 'id']`).
+pub(crate) struct Pagination {
+    /// Condition to AND into the query (marker), possibly empty.
+    pub marker: Option<(String, Vec<Val>)>,
+    /// ` ORDER BY ... [LIMIT n]`.
+    pub tail: String,
+}
+
+pub(crate) fn paginate<T: Record>(page: &Page<'_, T>, alias: &str) -> Result<Pagination, DbError> {
+    let mut sort_keys: Vec<&str> = vec!["id"];
+    if let Some(k) = page.sort_key.filter(|k| !k.is_empty()) {
+        if k != "id" {
+            sort_keys.insert(0, k);
+        }
+    }
+    let sort_dir = page.sort_dir.unwrap_or("asc");
+    let col = |k: &str| {
+        if alias.is_empty() {
+            q(k)
+        } else {
+            format!("{alias}.{}", q(k))
+        }
+    };
+
+    let mut order = Vec::new();
+    let (main_dir, null_dir) = match sort_dir.split_once('-') {
+        Some((m, n)) => (m, n),
+        None => (sort_dir, ""),
+    };
+    for key in &sort_keys {
+        if column::<T>(key).is_none() {
+            return Err(DbError::InvalidParameterValue(format!(
+                "The sort_key value \"{}\" is an invalid field for sorting",
+                page.sort_key.unwrap_or(key)
+            )));
+        }
+        let dir = match main_dir {
+            "asc" => "ASC",
+            "desc" => "DESC",
+            _ => return Err(DbError::InvalidSortDir(sort_dir.to_string())),
+        };
+        match null_dir {
+            "" => {}
+            "nullsfirst" => order.push(format!("({} IS NULL) DESC", col(key))),
+            "nullslast" => order.push(format!("({} IS NOT NULL) DESC", col(key))),
+            _ => return Err(DbError::InvalidSortDir(sort_dir.to_string())),
+        }
+        order.push(format!("{} {dir}", col(key)));
+    }
+
+    let marker = match page.marker {
+        None => None,
+        Some(m) => {
+            let values: Vec<Val> = sort_keys
+                .iter()
+                .map(|k| match m.get(k) {
+                    Some(Val::Bool(b)) => Val::Int(i64::from(b)),
+                    Some(v) => v,
+                    None => Val::Null,
+                })
+                .collect();
+            let mut criteria = Vec::new();
+            let mut args = Vec::new();
+            for i in 0..sort_keys.len() {
+                if values[i].is_null() {
+                    continue;
+                }
+                let mut crit = Vec::new();
+                for j in 0..i {
+                    if !values[j].is_null() {
+                        crit.push(format!("{} = ?", col(sort_keys[j])));
+                        args.push(values[j].clone());
+                    }
+                }
+                let c = col(sort_keys[i]);
+                let cmp = if sort_dir.starts_with("desc") {
+                    if sort_dir.ends_with("nullsfirst") {
+                        format!("({c} < ? OR {c} IS NULL)")
+                    } else {
+                        format!("{c} < ?")
+                    }
+                } else if sort_dir.ends_with("nullslast") {
+                    format!("({c} > ? OR {c} IS NULL)")
+                } else {
+                    format!("{c} > ?")
+                };
+                crit.push(cmp);
+                args.push(values[i].clone());
+                criteria.push(format!("({})", crit.join(" AND ")));
+            }
+            if criteria.is_empty() {
+                None
+            } else {
+                Some((format!("({})", criteria.join(" OR ")), args))
+            }
+        }
+    };
+
+    let mut tail = format!(" ORDER BY {}", order.join(", "));
+    if let Some(limit) = page.limit {
+        tail.push_str(&format!(" LIMIT {limit}"));
+    }
+    Ok(Pagination { marker, tail })
+}
+
+/// `SELECT * FROM table WHERE <where> [AND <marker>] ORDER BY ... LIMIT ...`.
+pub(crate) async fn select_page<T: Record>(
+    conn: &mut Conn<'_>,
+    mut filter: Where,
+    page: &Page<'_, T>,
+) -> Result<Vec<T>, DbError> {
+    let p = paginate(page, "")?;
+    if let Some((cond, args)) = p.marker {
+        filter.raw(cond, args);
+    }
+    let sql = format!("{}{}{}", select_all::<T>(), filter.sql(), p.tail);
+    conn.fetch_all(&sql, filter.args())
+        .await?
+        .iter()
+        .map(T::from_row)
+        .collect()
+}
+
+/// Rows matching `filter`, in id order.
+pub(crate) async fn select_where<T: Record>(
+    conn: &mut Conn<'_>,
+    filter: &Where,
+    for_update: bool,
+) -> Result<Vec<T>, DbError> {
+    let mut sql = format!("{}{} ORDER BY {}", select_all::<T>(), filter.sql(), q("id"));
+    if for_update && conn.backend() == crate::Backend::MySql {
+        sql.push_str(" FOR UPDATE");
+    }
+    conn.fetch_all(&sql, filter.args())
+        .await?
+        .iter()
+        .map(T::from_row)
+        .collect()
+}
+
+/// `SELECT COUNT(*) FROM table WHERE ...`.
+pub(crate) async fn count_where<T: Record>(
+    conn: &mut Conn<'_>,
+    filter: &Where,
+) -> Result<i64, DbError> {
+    let sql = format!("SELECT COUNT(*) FROM {}{}", q(T::TABLE), filter.sql());
+    let rows = conn.fetch_all(&sql, filter.args()).await?;
+    Ok(rows
+        .first()
+        .map(|r| r.opt_i64_at(0))
+        .transpose()?
+        .flatten()
+        .unwrap_or(0))
+}
+
+/// `DELETE FROM table WHERE ...`; returns the number of rows deleted.
+pub(crate) async fn delete_where<T: Record>(
+    conn: &mut Conn<'_>,
+    filter: &Where,
+) -> Result<u64, DbError> {
+    let sql = format!("DELETE FROM {}{}", q(T::TABLE), filter.sql());
+    Ok(conn.execute(&sql, filter.args()).await?.0)
+}
+
+/// Insert every column of `record` (except `id` when it is 0, which lets the database assign
+/// it); returns the row id.
+pub(crate) async fn insert<T: Record>(conn: &mut Conn<'_>, record: &T) -> Result<i64, DbError> {
+    let mut cols = Vec::new();
+    let mut args = Vec::new();
+    for c in T::COLUMNS {
+        let v = write_value(record, c);
+        if c.name == "id" && matches!(v, Val::Int(0) | Val::Null) {
+            continue;
+        }
+        cols.push(q(c.name));
+        args.push(v);
+    }
+    let sql = format!(
+        "INSERT INTO {} ({}) VALUES ({})",
+        q(T::TABLE),
+        cols.join(", "),
+        vec!["?"; cols.len()].join(", ")
+    );
+    Ok(conn.execute(&sql, &args).await?.1)
+}
+
+/// The distinct column names of `fields`, validated against the table.
+pub(crate) fn check_fields<T: Record>(fields: &[&str]) -> Result<Vec<&'static str>, DbError> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for f in fields {
+        match column::<T>(f) {
+            Some(c) => {
+                if !out.contains(&c.name) {
+                    out.push(c.name);
+                }
+            }
+            None => {
+                return Err(DbError::InvalidParameterValue(format!(
+                    "{f} is not a field of {}",
+                    T::TABLE
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The names of the columns whose values differ between `old` and `new`.
+pub(crate) fn changed_columns<T: Record>(old: &T, new: &T) -> Vec<&'static str> {
+    T::COLUMNS
+        .iter()
+        .filter(|c| write_value(old, c) != write_value(new, c))
+        .map(|c| c.name)
+        .collect()
+}
+
+/// Write `fields` of `values` into the row `current` (selected `FOR UPDATE`), as SQLAlchemy's
+/// `ref.update(values)` + flush: only columns whose value changes are written, and
+/// `updated_at` is set to now when anything changes (unless the caller sets it).
+/// Returns whether an UPDATE was issued.
+pub(crate) async fn update_row<T: Record>(
+    conn: &mut Conn<'_>,
+    current: &T,
+    values: &T,
+    fields: &[&'static str],
+) -> Result<bool, DbError> {
+    let mut sets = Vec::new();
+    let mut args = Vec::new();
+    let mut updated_at_set = false;
+    for name in fields {
+        let Some(c) = column::<T>(name) else { continue };
+        let new = write_value(values, c);
+        if new != write_value(current, c) {
+            if c.name == "updated_at" {
+                updated_at_set = true;
+            }
+            sets.push(format!("{} = ?", q(c.name)));
+            args.push(new);
+        }
+    }
+    if sets.is_empty() {
+        return Ok(false);
+    }
+    if !updated_at_set && column::<T>("updated_at").is_some() {
+        sets.push(format!("{} = ?", q("updated_at")));
+        args.push(Val::DateTime(crate::backend::utcnow()));
+    }
+    let id = current.get("id").unwrap_or(Val::Null);
+    args.push(id);
+    let sql = format!(
+        "UPDATE {} SET {} WHERE {} = ?",
+        q(T::TABLE),
+        sets.join(", "),
+        q("id")
+    );
+    conn.execute(&sql, &args).await?;
+    Ok(true)
+}
+
+/// Exactly one row or the given errors (`query.one()`).
+pub(crate) fn one<T>(
+    mut rows: Vec<T>,
+    not_found: impl FnOnce() -> DbError,
+    multiple: impl FnOnce() -> DbError,
+) -> Result<T, DbError> {
+    match rows.len() {
+        0 => Err(not_found()),
+        1 => Ok(rows.remove(0)),
+        _ => Err(multiple()),
+    }
+}
