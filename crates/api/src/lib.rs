@@ -1,1 +1,172 @@
-//! openkeel-api
+//! openkeel-api: Magnum's REST API on axum.
+//!
+//! The request path, top to bottom (`dispatch`): CORS `OPTIONS` and `/healthcheck` outside
+//! the API pipeline → request id → `Accept` check → root prefix rewrite (`/clusters` ≡
+//! `/v1/clusters`) → microversion negotiation → route → handler → view. Every failure is
+//! rendered by [`error::ApiError`] in one place.
+
+pub mod accept;
+pub mod error;
+pub mod microversion;
+pub mod response;
+pub mod routes;
+pub mod versions;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::Router;
+use http::{HeaderMap, Method};
+use std::sync::Arc;
+
+use error::ApiError;
+use microversion::Version;
+use response::Reply;
+
+/// What the API needs at run time. Built once at start-up and shared by every request.
+#[derive(Debug, Clone, Default)]
+pub struct ApiState {
+    /// `[oslo_middleware] enable_proxy_headers_parsing`: honour `X-Forwarded-Proto` /
+    /// `X-Forwarded-Host` / `Forwarded` when building links.
+    pub enable_proxy_headers_parsing: bool,
+    /// `https` when the listener terminates TLS (`[api] enabled_ssl`).
+    pub tls: bool,
+}
+
+/// The axum application: one fallback handler, because Magnum's routing rules (prefix
+/// rewrite, 404/405 envelopes without version headers, `Allow` lists) are reproduced in
+/// [`routes`], not by axum's matcher.
+pub fn router(state: Arc<ApiState>) -> Router {
+    Router::new().fallback(dispatch).with_state(state)
+}
+
+/// Everything a handler may read about the request.
+#[derive(Debug)]
+pub struct RequestInfo {
+    pub method: Method,
+    /// Path segments after the rewrite, starting with `v1` for API routes; empty for `/`.
+    pub segments: Vec<String>,
+    pub query: Option<String>,
+    pub headers: HeaderMap,
+    /// `scheme://host[:port]` as webob's `host_url`.
+    pub host_url: String,
+    pub request_id: String,
+    /// The negotiated microversion (1.1 for the root document, which does not negotiate).
+    pub version: Version,
+}
+
+impl RequestInfo {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+async fn dispatch(State(state): State<Arc<ApiState>>, req: Request) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+
+    // CORS middleware answers every OPTIONS before the request-id layer.
+    if method == Method::OPTIONS {
+        return response::options();
+    }
+    // oslo.middleware Healthcheck, mounted beside the API pipeline.
+    if path == "/healthcheck" {
+        return response::healthcheck(&method);
+    }
+
+    let request_id = openkeel_core::context::RequestContext::new_request_id();
+    let span =
+        tracing::info_span!("request", request_id = %request_id, method = %method, path = %path);
+    let _guard = span.enter();
+
+    let headers = req.headers().clone();
+    let accept = headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let prefers_json = accept::prefers_json(accept.as_deref());
+    let is_head = method == Method::HEAD;
+    let render_error = |err: ApiError, version: Option<Version>| {
+        response::error(&err, prefers_json, version, &request_id, is_head)
+    };
+
+    if !accept::admits_json(accept.as_deref()) {
+        return render_error(ApiError::not_acceptable(""), None);
+    }
+
+    let mut segments: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let host_url = response::host_url(&headers, state.enable_proxy_headers_parsing, state.tls);
+    let query = req.uri().query().map(str::to_string);
+
+    if segments.is_empty() {
+        let info = RequestInfo {
+            method,
+            segments,
+            query,
+            headers,
+            host_url,
+            request_id: request_id.clone(),
+            version: microversion::MIN,
+        };
+        let result = routes::root(&info);
+        return match result {
+            Ok(reply) => reply.into_response(None, &request_id),
+            Err(err) => render_error(err, None),
+        };
+    }
+
+    if segments[0] != "v1" {
+        segments.insert(0, "v1".to_string());
+    }
+
+    let header_value = headers
+        .get(microversion::HEADER)
+        .and_then(|v| v.to_str().ok());
+    let requested = match microversion::parse(header_value) {
+        Ok(v) => v,
+        Err(e) => return render_error(ApiError::not_acceptable(e.message()), None),
+    };
+    let version = match microversion::check_range(requested) {
+        Ok(v) => v,
+        Err(e) => return render_error(ApiError::Microversion(e), Some(requested)),
+    };
+
+    let info = RequestInfo {
+        method,
+        segments,
+        query,
+        headers,
+        host_url,
+        request_id: request_id.clone(),
+        version,
+    };
+    let result: Result<Reply, ApiError> = routes::v1(&state, &info, req.into_body()).await;
+    match result {
+        Ok(reply) => reply.into_response(Some(version), &request_id),
+        Err(err) => {
+            let keep = err.keeps_version_headers();
+            if err.status() >= 500 {
+                tracing::error!(status = err.status(), error = ?err, "request failed");
+            }
+            render_error(err, keep.then_some(version))
+        }
+    }
+}
+
+/// Read a request body, bounded.
+pub async fn read_body(body: Body, limit: usize) -> Result<bytes_compat::Bytes, ApiError> {
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        ApiError::Handler(openkeel_core::error::MagnumError::client_side(
+            "Request body too large or unreadable",
+        ))
+    })
+}
+
+/// Re-export so handlers do not need their own `bytes` dependency.
+pub mod bytes_compat {
+    pub use axum::body::Bytes;
+}

@@ -1,0 +1,214 @@
+//! Building responses with Magnum's headers: the version headers on `/v1`, the request id,
+//! `Content-Type: application/json` and bodies serialized as Python's `json.dumps`.
+
+use crate::error::ApiError;
+use crate::microversion::{self, Version, SERVICE_NAME};
+use axum::body::Body;
+use axum::response::Response;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use openkeel_core::pyjson;
+use serde_json::Value;
+
+/// A successful handler result.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Option<Value>,
+    pub headers: Vec<(HeaderName, String)>,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: Value) -> Self {
+        Reply {
+            status,
+            body: Some(body),
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn ok(body: Value) -> Self {
+        Self::json(200, body)
+    }
+
+    pub fn empty(status: u16) -> Self {
+        Reply {
+            status,
+            body: None,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn into_response(self, version: Option<Version>, request_id: &str) -> Response {
+        let body = self.body.as_ref().map(pyjson::dumps);
+        let mut resp = build(self.status, version, body, request_id, false);
+        for (name, value) in self.headers {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                resp.headers_mut().append(name, v);
+            }
+        }
+        resp
+    }
+}
+
+fn insert(h: &mut HeaderMap, name: &'static str, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        h.insert(HeaderName::from_static(name), v);
+    }
+}
+
+/// The four version headers Magnum sets on `/v1` responses.
+pub fn version_headers(h: &mut HeaderMap, version: Version) {
+    insert(
+        h,
+        "openstack-api-minimum-version",
+        &format!("{SERVICE_NAME} {}", microversion::MIN),
+    );
+    insert(
+        h,
+        "openstack-api-maximum-version",
+        &format!("{SERVICE_NAME} {}", microversion::MAX),
+    );
+    insert(
+        h,
+        "openstack-api-version",
+        &format!("{SERVICE_NAME} {version}"),
+    );
+    insert(h, "vary", microversion::HEADER);
+}
+
+fn build(
+    status: u16,
+    version: Option<Version>,
+    body: Option<String>,
+    request_id: &str,
+    head: bool,
+) -> Response {
+    let mut h = HeaderMap::new();
+    if let Some(v) = version {
+        version_headers(&mut h, v);
+    }
+    let text = body.unwrap_or_default();
+    if status != 204 {
+        insert(&mut h, "content-length", &text.len().to_string());
+        insert(&mut h, "content-type", "application/json");
+    }
+    insert(&mut h, "x-openstack-request-id", request_id);
+    let body = if head || status == 204 {
+        Body::empty()
+    } else {
+        Body::from(text)
+    };
+    let mut resp = Response::new(body);
+    *resp.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *resp.headers_mut() = h;
+    resp
+}
+
+/// Render an error in Magnum's envelope.
+pub fn error(
+    err: &ApiError,
+    prefers_json: bool,
+    version: Option<Version>,
+    request_id: &str,
+    head: bool,
+) -> Response {
+    // HEAD errors carry no body but the length of an empty envelope, as webob computes it.
+    let text = if head {
+        "{\"errors\": []}".to_string()
+    } else {
+        pyjson::dumps(&err.body(prefers_json))
+    };
+    let mut resp = build(err.status(), version, Some(text), request_id, head);
+    if let ApiError::Routing {
+        allow: Some(allow), ..
+    } = err
+    {
+        if let Ok(v) = HeaderValue::from_str(allow) {
+            resp.headers_mut().insert(http::header::ALLOW, v);
+        }
+    }
+    resp
+}
+
+/// The CORS layer's answer to any `OPTIONS`: 200, empty body, no request id.
+pub fn options() -> Response {
+    let mut resp = Response::new(Body::empty());
+    resp.headers_mut()
+        .insert(http::header::CONTENT_LENGTH, HeaderValue::from_static("0"));
+    resp
+}
+
+/// oslo.middleware's Healthcheck: `OK` in text/plain, 204 for HEAD.
+pub fn healthcheck(method: &Method) -> Response {
+    if method == Method::HEAD {
+        let mut resp = Response::new(Body::empty());
+        *resp.status_mut() = StatusCode::NO_CONTENT;
+        return resp;
+    }
+    let mut resp = Response::new(Body::from("OK"));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=UTF-8"),
+    );
+    resp.headers_mut()
+        .insert(http::header::CONTENT_LENGTH, HeaderValue::from_static("2"));
+    resp
+}
+
+/// webob's `host_url`: `scheme://Host`. With proxy header parsing enabled,
+/// `X-Forwarded-Proto` / `X-Forwarded-Host` (or RFC 7239 `Forwarded`) override them.
+pub fn host_url(headers: &HeaderMap, proxy_headers: bool, tls: bool) -> String {
+    let get = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+    let mut scheme = if tls {
+        "https".to_string()
+    } else {
+        "http".to_string()
+    };
+    let mut host = get("host").unwrap_or("localhost").to_string();
+    if proxy_headers {
+        if let Some(fwd) = get("forwarded") {
+            for pair in fwd.split(',').next().unwrap_or("").split(';') {
+                if let Some((k, v)) = pair.split_once('=') {
+                    let v = v.trim().trim_matches('"');
+                    match k.trim().to_ascii_lowercase().as_str() {
+                        "proto" => scheme = v.to_string(),
+                        "host" => host = v.to_string(),
+                        _ => {}
+                    }
+                }
+            }
+        } else {
+            if let Some(p) = get("x-forwarded-proto") {
+                scheme = p.split(',').next().unwrap_or(p).trim().to_string();
+            }
+            if let Some(hst) = get("x-forwarded-host") {
+                host = hst.split(',').next().unwrap_or(hst).trim().to_string();
+            }
+        }
+    }
+    // webob drops the default port for the scheme.
+    if let Some(stripped) = host.strip_suffix(":80").filter(|_| scheme == "http") {
+        host = stripped.to_string();
+    } else if let Some(stripped) = host.strip_suffix(":443").filter(|_| scheme == "https") {
+        host = stripped.to_string();
+    }
+    format!("{scheme}://{host}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_url_rules() {
+        let mut h = HeaderMap::new();
+        h.insert("host", HeaderValue::from_static("magnum.example.com:9511"));
+        assert_eq!(host_url(&h, false, false), "http://magnum.example.com:9511");
+        h.insert("x-forwarded-proto", HeaderValue::from_static("https"));
+        assert_eq!(host_url(&h, false, false), "http://magnum.example.com:9511");
+        assert_eq!(host_url(&h, true, false), "https://magnum.example.com:9511");
+        h.insert("host", HeaderValue::from_static("m.example.com:80"));
+        h.remove("x-forwarded-proto");
+        assert_eq!(host_url(&h, false, false), "http://m.example.com");
+    }
+}
