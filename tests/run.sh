@@ -217,7 +217,10 @@ if [ "${OPENKEEL_TEST_SKIP_LINT:-0}" = 1 ]; then
     ok_in_ci && ok_die "OPENKEEL_TEST_SKIP_LINT=1 is not allowed in CI"
     ok_warn "OPENKEEL_TEST_SKIP_LINT=1: skipping cargo fmt and cargo clippy"
 else
-    phase fmt cargo fmt --all -- --check || true
+    # rustfmt colours its diff even into a file: follow CARGO_TERM_COLOR / the terminal
+    fmt_color=$CARGO_TERM_COLOR
+    [ "$fmt_color" = auto ] && { [ -t 2 ] && [ -t 1 ] || fmt_color=never; }
+    phase fmt cargo fmt --all -- --check --color "$fmt_color" || true
     phase clippy cargo clippy --workspace --all-targets -- -D warnings || true
 fi
 phase test cargo test "${test_args[@]}" || true

@@ -4,7 +4,8 @@
 #
 #   MariaDB   OPENKEEL_TEST_MYSQL_URL   log in over TCP, create + drop a database, grants
 #   RabbitMQ  OPENKEEL_TEST_RABBIT_URL  AMQP login, vhost, publish/get (amqp_check.py)
-#   venv      OPENKEEL_TEST_VENV        openstack CLI with the coe plugin, oslo.policy
+#   venv      OPENKEEL_TEST_VENV        openstack CLI with the coe plugin, oslo.policy,
+#                                       magnum when tests/python/requirements-magnum.txt exists
 #
 # Exits non-zero naming what failed. Used by tests/run.sh after starting the services.
 set -euo pipefail
@@ -57,9 +58,16 @@ if [ -n "${OPENKEEL_TEST_VENV:-}" ]; then
     v=$OPENKEEL_TEST_VENV
     if out=$("$v/bin/python" -c '
 import importlib.metadata as m
-print(" ".join(f"{p} {m.version(p)}" for p in ("python-openstackclient", "python-magnumclient", "oslo.policy")))
+pkgs = ["python-openstackclient", "python-magnumclient", "oslo.policy", "magnum"]
+def v(p):
+    try:
+        return m.version(p)
+    except m.PackageNotFoundError:
+        return "-"
+print(" ".join(f"{p} {v(p)}" for p in pkgs))
 ' 2>&1) && PYTHONWARNINGS=ignore "$v/bin/openstack" coe cluster list --help >/dev/null 2>&1 &&
-        [ -x "$v/bin/oslopolicy-checker" ]; then
+        [ -x "$v/bin/oslopolicy-checker" ] &&
+        { ! ok_magnum_wanted || [ -x "$v/bin/magnum-db-manage" ]; }; then
         ok_log "venv ok: $out"
     else
         ok_log "FAILED venv $v: ${out:-openstack coe or oslopolicy-checker missing}"
