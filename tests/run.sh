@@ -70,6 +70,7 @@ service_missing() {
 
 # ------------------------------------------------------------------ cleanup on exit
 REGISTERED=0
+REUSED=""
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
@@ -81,7 +82,9 @@ cleanup() {
         local ours=()
         [ -e "$OK_RPID.by-run" ] && ours+=(rabbitmq)
         [ -e "$OK_MPID.by-run" ] && ours+=(mariadb)
-        if [ ${#ours[@]} -gt 0 ]; then
+        if [ ${#ours[@]} = 0 ]; then
+            [ "$REUSED" = "" ] || ok_log "${REUSED# } were already running before this run: left running (tests/services/stop.sh stops them)"
+        else
             if [ "$KEEP" = 1 ]; then
                 rm -f "$OK_MPID.by-run" "$OK_RPID.by-run" "$OK_EPID.by-run"
                 ok_log "OPENKEEL_TEST_KEEP_SERVICES=1: leaving ${ours[*]} running (tests/services/stop.sh stops them)"
@@ -149,6 +152,7 @@ setup_services() {
     esac
     if [ "$rc" = 0 ] || [ "$rc" = 10 ]; then
         record mariadb $((SECONDS - start)) "$([ "$rc" = 0 ] && echo started || echo reused)"
+        [ "$rc" = 10 ] && [ ! -e "$OK_MPID.by-run" ] && REUSED="$REUSED mariadb"
         export OPENKEEL_TEST_MYSQL_URL="$OK_MYSQL_URL"
     else
         record mariadb $((SECONDS - start)) FAILED
@@ -164,6 +168,7 @@ setup_services() {
     esac
     if [ "$rc" = 0 ] || [ "$rc" = 10 ]; then
         record rabbitmq $((SECONDS - start)) "$([ "$rc" = 0 ] && echo started || echo reused)"
+        [ "$rc" = 10 ] && [ ! -e "$OK_RPID.by-run" ] && REUSED="$REUSED rabbitmq"
         export OPENKEEL_TEST_RABBIT_URL="$OK_RABBIT_URL"
     else
         record rabbitmq $((SECONDS - start)) FAILED
