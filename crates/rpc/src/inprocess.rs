@@ -1,0 +1,358 @@
+//! The in-process transport of the embedded default.
+//!
+//! It wraps the conductor's handlers (anything implementing [`ConductorApi`] by running the
+//! operation to completion) and gives them RPC semantics: a cast is handed to a spawned task
+//! and returns at once, its failure logged as oslo.messaging's server logs it; a call awaits
+//! the handler, bounded by `rpc_response_timeout`, and returns its error unchanged.
+
+use crate::{ConductorApi, Obj};
+use async_trait::async_trait;
+use openkeel_core::context::RequestContext;
+use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::objects::{Cluster, ClusterTemplate, NodeGroup, StringMap};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// RPC semantics over direct calls into the handlers.
+#[derive(Clone)]
+pub struct InProcess {
+    handlers: Arc<dyn ConductorApi>,
+    timeout: Duration,
+}
+
+impl InProcess {
+    /// `timeout` is `[DEFAULT] rpc_response_timeout` (60 s by default).
+    pub fn new(handlers: Arc<dyn ConductorApi>, timeout: Duration) -> Self {
+        InProcess { handlers, timeout }
+    }
+
+    fn cast<F>(&self, method: &'static str, ctx: &RequestContext, fut: F)
+    where
+        F: Future<Output = Result<(), MagnumError>> + Send + 'static,
+    {
+        let request_id = ctx.request_id.clone();
+        tokio::spawn(async move {
+            if let Err(e) = fut.await {
+                // What oslo.messaging's RPC server does with a failed cast: log it.
+                tracing::error!(method, request_id, error_class = e.class_name(), error = %e, "cast failed");
+            }
+        });
+    }
+
+    async fn call<T, F>(&self, method: &'static str, fut: F) -> Result<T, MagnumError>
+    where
+        F: Future<Output = Result<T, MagnumError>> + Send,
+    {
+        match tokio::time::timeout(self.timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => {
+                let id = uuid::Uuid::new_v4().simple().to_string();
+                tracing::error!(method, "call timed out");
+                Err(MagnumError::new(
+                    ErrorKind::MessagingTimeout,
+                    &[("msg_id", &id)],
+                ))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ConductorApi for InProcess {
+    async fn cluster_create(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        master_count: i32,
+        node_count: i32,
+        create_timeout: i32,
+    ) -> Result<(), MagnumError> {
+        let h = self.handlers.clone();
+        let c = ctx.clone();
+        self.cast("cluster_create", ctx, async move {
+            h.cluster_create(&c, cluster, master_count, node_count, create_timeout)
+                .await
+        });
+        Ok(())
+    }
+
+    async fn cluster_update(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        node_count: i32,
+        health_status: Option<String>,
+        health_status_reason: Option<StringMap>,
+        rollback: bool,
+    ) -> Result<(), MagnumError> {
+        let h = self.handlers.clone();
+        let c = ctx.clone();
+        self.cast("cluster_update", ctx, async move {
+            h.cluster_update(
+                &c,
+                cluster,
+                node_count,
+                health_status,
+                health_status_reason,
+                rollback,
+            )
+            .await
+        });
+        Ok(())
+    }
+
+    async fn cluster_delete(&self, ctx: &RequestContext, uuid: String) -> Result<(), MagnumError> {
+        let h = self.handlers.clone();
+        let c = ctx.clone();
+        self.cast("cluster_delete", ctx, async move {
+            h.cluster_delete(&c, uuid).await
+        });
+        Ok(())
+    }
+
+    async fn cluster_resize(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        node_count: i32,
+        nodes_to_remove: Vec<String>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        let h = self.handlers.clone();
+        let c = ctx.clone();
+        self.cast("cluster_resize", ctx, async move {
+            h.cluster_resize(&c, cluster, node_count, nodes_to_remove, nodegroup)
+                .await
+        });
+        Ok(())
+    }
+
+    async fn cluster_upgrade(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        cluster_template: Obj<ClusterTemplate>,
+        max_batch_size: i32,
+        nodegroup: Obj<NodeGroup>,
+        rollback: bool,
+    ) -> Result<(), MagnumError> {
+        self.call(
+            "cluster_upgrade",
+            self.handlers.cluster_upgrade(
+                ctx,
+                cluster,
+                cluster_template,
+                max_batch_size,
+                nodegroup,
+                rollback,
+            ),
+        )
+        .await
+    }
+
+    async fn nodegroup_create(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        let h = self.handlers.clone();
+        let c = ctx.clone();
+        self.cast("nodegroup_create", ctx, async move {
+            h.nodegroup_create(&c, cluster, nodegroup).await
+        });
+        Ok(())
+    }
+
+    async fn nodegroup_update(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        let h = self.handlers.clone();
+        let c = ctx.clone();
+        self.cast("nodegroup_update", ctx, async move {
+            h.nodegroup_update(&c, cluster, nodegroup).await
+        });
+        Ok(())
+    }
+
+    async fn nodegroup_delete(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        let h = self.handlers.clone();
+        let c = ctx.clone();
+        self.cast("nodegroup_delete", ctx, async move {
+            h.nodegroup_delete(&c, cluster, nodegroup).await
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Recorder {
+        creates: AtomicUsize,
+        slow_upgrade: bool,
+    }
+
+    #[async_trait]
+    impl ConductorApi for Recorder {
+        async fn cluster_create(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            _: i32,
+            _: i32,
+            _: i32,
+        ) -> Result<(), MagnumError> {
+            self.creates.fetch_add(1, Ordering::SeqCst);
+            Err(MagnumError::internal("driver exploded"))
+        }
+        async fn cluster_update(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            _: i32,
+            _: Option<String>,
+            _: Option<StringMap>,
+            _: bool,
+        ) -> Result<(), MagnumError> {
+            Ok(())
+        }
+        async fn cluster_delete(&self, _: &RequestContext, _: String) -> Result<(), MagnumError> {
+            Ok(())
+        }
+        async fn cluster_resize(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            _: i32,
+            _: Vec<String>,
+            _: Obj<NodeGroup>,
+        ) -> Result<(), MagnumError> {
+            Ok(())
+        }
+        async fn cluster_upgrade(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            _: Obj<ClusterTemplate>,
+            _: i32,
+            _: Obj<NodeGroup>,
+            _: bool,
+        ) -> Result<(), MagnumError> {
+            if self.slow_upgrade {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+            Err(MagnumError::with_message(
+                ErrorKind::NotSupported,
+                "Upgrading a cluster when status is \"CREATE_IN_PROGRESS\" is not supported.",
+            ))
+        }
+        async fn nodegroup_create(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            _: Obj<NodeGroup>,
+        ) -> Result<(), MagnumError> {
+            Ok(())
+        }
+        async fn nodegroup_update(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            _: Obj<NodeGroup>,
+        ) -> Result<(), MagnumError> {
+            Ok(())
+        }
+        async fn nodegroup_delete(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            _: Obj<NodeGroup>,
+        ) -> Result<(), MagnumError> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn casts_return_at_once_and_failures_do_not_reach_the_caller() {
+        let rec = Arc::new(Recorder {
+            creates: AtomicUsize::new(0),
+            slow_upgrade: false,
+        });
+        let t = InProcess::new(rec.clone(), Duration::from_secs(60));
+        let ctx = RequestContext::default();
+        t.cluster_create(&ctx, Obj::unchanged(Cluster::default()), 1, 1, 60)
+            .await
+            .expect("cast");
+        for _ in 0..100 {
+            if rec.creates.load(Ordering::SeqCst) == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(rec.creates.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn calls_return_the_remote_error() {
+        let t = InProcess::new(
+            Arc::new(Recorder {
+                creates: AtomicUsize::new(0),
+                slow_upgrade: false,
+            }),
+            Duration::from_secs(60),
+        );
+        let ctx = RequestContext::default();
+        let e = t
+            .cluster_upgrade(
+                &ctx,
+                Obj::unchanged(Cluster::default()),
+                Obj::unchanged(ClusterTemplate::default()),
+                1,
+                Obj::unchanged(NodeGroup::default()),
+                false,
+            )
+            .await
+            .expect_err("error");
+        assert_eq!(e.kind(), ErrorKind::NotSupported);
+        assert_eq!(e.code(), 400);
+    }
+
+    #[tokio::test]
+    async fn calls_are_bounded_by_the_timeout() {
+        let t = InProcess::new(
+            Arc::new(Recorder {
+                creates: AtomicUsize::new(0),
+                slow_upgrade: true,
+            }),
+            Duration::from_millis(50),
+        );
+        let ctx = RequestContext::default();
+        let e = t
+            .cluster_upgrade(
+                &ctx,
+                Obj::unchanged(Cluster::default()),
+                Obj::unchanged(ClusterTemplate::default()),
+                1,
+                Obj::unchanged(NodeGroup::default()),
+                false,
+            )
+            .await
+            .expect_err("timeout");
+        assert_eq!(e.kind(), ErrorKind::MessagingTimeout);
+        assert!(e
+            .message()
+            .starts_with("Timed out waiting for a reply to message ID "));
+    }
+}
