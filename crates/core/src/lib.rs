@@ -1,6 +1,7 @@
 //! OpenKeel core: domain types, the error catalogue, the request context and the
 //! `magnum.conf` configuration model shared by every other crate.
 
+pub mod cloud;
 pub mod config;
 pub mod context;
 pub mod error;
