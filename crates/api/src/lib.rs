@@ -8,6 +8,8 @@
 pub mod accept;
 pub mod error;
 pub mod microversion;
+pub mod request;
+pub mod resources;
 pub mod response;
 pub mod routes;
 pub mod versions;
@@ -24,13 +26,41 @@ use microversion::Version;
 use response::Reply;
 
 /// What the API needs at run time. Built once at start-up and shared by every request.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ApiState {
     /// `[oslo_middleware] enable_proxy_headers_parsing`: honour `X-Forwarded-Proto` /
     /// `X-Forwarded-Host` / `Forwarded` when building links.
     pub enable_proxy_headers_parsing: bool,
     /// `https` when the listener terminates TLS (`[api] enabled_ssl`).
     pub tls: bool,
+    /// How identities are established.
+    pub auth: request::AuthMode,
+    /// `[keystone_authtoken] www_authenticate_uri` (the context's `auth_url`).
+    pub auth_url: Option<String>,
+    /// The policy engine; `None` only in unit tests of routing (everything allowed).
+    pub policy: Option<Arc<dyn request::PolicyCheck>>,
+    /// The database (reads, and the writes Magnum's API makes itself).
+    pub db: Option<openkeel_db::Database>,
+    /// The conductor, through the configured transport.
+    pub conductor: Option<Arc<dyn openkeel_rpc::ConductorApi>>,
+    /// Glance / Nova / Neutron / Keystone look-ups.
+    pub cloud: Option<Arc<dyn openkeel_core::cloud::Cloud>>,
+}
+
+impl std::fmt::Debug for ApiState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiState")
+            .field(
+                "enable_proxy_headers_parsing",
+                &self.enable_proxy_headers_parsing,
+            )
+            .field("tls", &self.tls)
+            .field("auth", &self.auth)
+            .field("db", &self.db.is_some())
+            .field("conductor", &self.conductor.is_some())
+            .field("cloud", &self.cloud.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The axum application: one fallback handler, because Magnum's routing rules (prefix

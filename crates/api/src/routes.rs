@@ -1,7 +1,9 @@
 //! Magnum's route table (`api-routes.md`): which (method, path) reaches which handler, and
-//! the 404 / 405 (`Allow`) answers pecan gives for everything else.
+//! the 404 / 405 (`Allow`) answers pecan gives for everything else. Each resource module
+//! owns the routes under its collection and exposes one `route` function.
 
 use crate::error::ApiError;
+use crate::resources;
 use crate::response::Reply;
 use crate::{versions, ApiState, RequestInfo};
 use axum::body::Body;
@@ -16,13 +18,17 @@ pub fn root(req: &RequestInfo) -> Result<Reply, ApiError> {
 }
 
 /// Everything under `/v1` (after the prefix rewrite and version negotiation).
-pub async fn v1(_state: &ApiState, req: &RequestInfo, _body: Body) -> Result<Reply, ApiError> {
+pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, ApiError> {
     let segs: Vec<&str> = req.segments.iter().map(String::as_str).collect();
     match segs.as_slice() {
         ["v1"] => match req.method {
             Method::GET => Ok(Reply::ok(versions::v1(&req.host_url))),
             _ => Err(ApiError::method_not_allowed("GET")),
         },
+        ["v1", "clustertemplates", rest @ ..] => {
+            resources::cluster_templates::route(state, req, body, rest).await
+        }
+        ["v1", "clusters", rest @ ..] => resources::clusters::route(state, req, body, rest).await,
         _ => Err(ApiError::not_found()),
     }
 }

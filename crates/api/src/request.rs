@@ -1,0 +1,268 @@
+//! Per-request plumbing shared by every resource handler: the request context (Magnum's
+//! `ContextHook`), policy enforcement, body and query parsing with Magnum's errors.
+
+use crate::error::ApiError;
+use crate::{ApiState, RequestInfo};
+use axum::body::Body;
+use openkeel_core::context::{HeaderLookup, RequestContext};
+use openkeel_core::error::{ErrorKind, MagnumError};
+use serde_json::{Map, Value};
+
+/// Largest request body accepted (Magnum has no limit; OpenKeel bounds memory).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The policy engine as the API sees it (implemented by `openkeel-auth`'s enforcer).
+pub trait PolicyCheck: Send + Sync + 'static {
+    /// Evaluate `rule` for `target` with `creds` (the context's `to_dict()`).
+    fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool;
+}
+
+/// How the caller's identity is established.
+#[derive(Debug, Clone, Default)]
+pub enum AuthMode {
+    /// Magnum's paste pipeline without `authtoken`: identity headers trusted verbatim. When a
+    /// request carries none of `X-User-Id`, `X-Project-Id`, `X-Roles`, the documented
+    /// dev-mode identity applies (admin of a default project), so the CLI works at once.
+    #[default]
+    NoAuth,
+    /// keystonemiddleware-equivalent token validation (filled in by the auth layer, which
+    /// sets the identity headers before the handler runs).
+    Keystone,
+}
+
+/// The dev-mode identity of the embedded default (noauth, no identity headers).
+pub const NOAUTH_USER_ID: &str = "noauth-admin";
+pub const NOAUTH_USER_NAME: &str = "admin";
+pub const NOAUTH_PROJECT_ID: &str = "noauth-project";
+pub const NOAUTH_PROJECT_NAME: &str = "admin";
+pub const NOAUTH_ROLES: &str = "admin,member,reader";
+
+struct Headers<'a>(&'a http::HeaderMap);
+
+impl HeaderLookup for Headers<'_> {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.0.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+struct WithDefaults<'a>(&'a http::HeaderMap);
+
+impl HeaderLookup for WithDefaults<'_> {
+    fn header(&self, name: &str) -> Option<&str> {
+        let given = self.0.get(name).and_then(|v| v.to_str().ok());
+        given.or(match name.to_ascii_lowercase().as_str() {
+            "x-user-id" => Some(NOAUTH_USER_ID),
+            "x-user-name" => Some(NOAUTH_USER_NAME),
+            "x-project-id" => Some(NOAUTH_PROJECT_ID),
+            "x-project-name" => Some(NOAUTH_PROJECT_NAME),
+            "x-roles" => Some(NOAUTH_ROLES),
+            _ => None,
+        })
+    }
+}
+
+/// Build the request context as Magnum's `ContextHook.before`, then compute `is_admin` with
+/// the `context_is_admin` rule.
+pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
+    let h = &req.headers;
+    let has_identity = ["x-user-id", "x-project-id", "x-roles"]
+        .iter()
+        .any(|n| h.contains_key(*n));
+    let mut ctx = match state.auth {
+        AuthMode::NoAuth if !has_identity => RequestContext::from_headers(
+            &WithDefaults(h),
+            req.request_id.clone(),
+            state.auth_url.clone(),
+        ),
+        _ => RequestContext::from_headers(
+            &Headers(h),
+            req.request_id.clone(),
+            state.auth_url.clone(),
+        ),
+    };
+    let creds = ctx.credentials();
+    ctx.is_admin = match &state.policy {
+        Some(p) => p.enforce("context_is_admin", &creds, &creds),
+        None => ctx.has_role("admin"),
+    };
+    ctx
+}
+
+/// `policy.enforce(context, rule, target)`: 403 `PolicyNotAuthorized` on refusal. A `None`
+/// target becomes the caller's own project and user, as Magnum does.
+pub fn enforce(
+    state: &ApiState,
+    ctx: &RequestContext,
+    rule: &str,
+    target: Option<&Value>,
+) -> Result<(), ApiError> {
+    let default_target;
+    let target = match target {
+        Some(t) => t,
+        None => {
+            default_target = ctx.default_target();
+            &default_target
+        }
+    };
+    let allowed = match &state.policy {
+        Some(p) => p.enforce(rule, target, &ctx.credentials()),
+        None => true,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        tracing::info!(rule, user_id = ?ctx.user_id, project_id = ?ctx.project_id, "policy refused");
+        Err(MagnumError::policy_not_authorized(rule).into())
+    }
+}
+
+/// Read and parse a JSON object body with WSME's rules: `Content-Type` must be
+/// `application/json` or `application/javascript` (parameters allowed) → else 415
+/// `Unknown mimetype: <type>`; no `Content-Type` → 400 `Unknown argument: "<raw body>"`;
+/// invalid JSON → 400 `Request is not in valid JSON format`; not an object → 400
+/// `Request must be a JSON dict`.
+pub async fn json_body(req: &RequestInfo, body: Body) -> Result<Map<String, Value>, ApiError> {
+    let bytes = crate::read_body(body, MAX_BODY_BYTES).await?;
+    let ctype = req.header("content-type").map(str::to_string);
+    match ctype {
+        None => {
+            let raw = String::from_utf8_lossy(&bytes);
+            return Err(MagnumError::new(ErrorKind::UnknownArgument, &[("argname", &raw)]).into());
+        }
+        Some(ct) => {
+            let mime = ct
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            if mime != "application/json" && mime != "application/javascript" {
+                return Err(MagnumError::new(
+                    ErrorKind::UnsupportedMediaType,
+                    &[("mimetype", &mime)],
+                )
+                .into());
+            }
+        }
+    }
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|_| MagnumError::client_side("Request is not in valid JSON format"))?;
+    match value {
+        Value::Object(m) => Ok(m),
+        _ => Err(MagnumError::client_side("Request must be a JSON dict").into()),
+    }
+}
+
+/// Read a JSON body that may be any JSON value (the PATCH routes take a list).
+pub async fn json_value_body(req: &RequestInfo, body: Body) -> Result<Value, ApiError> {
+    let bytes = crate::read_body(body, MAX_BODY_BYTES).await?;
+    match req.header("content-type") {
+        None => {
+            let raw = String::from_utf8_lossy(&bytes);
+            return Err(MagnumError::new(ErrorKind::UnknownArgument, &[("argname", &raw)]).into());
+        }
+        Some(ct) => {
+            let mime = ct
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            if mime != "application/json" && mime != "application/javascript" {
+                return Err(MagnumError::new(
+                    ErrorKind::UnsupportedMediaType,
+                    &[("mimetype", &mime)],
+                )
+                .into());
+            }
+        }
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|_| MagnumError::client_side("Request is not in valid JSON format").into())
+}
+
+/// The query string as ordered (key, value) pairs, percent-decoded (`+` is a space).
+pub fn query_pairs(req: &RequestInfo) -> Vec<(String, String)> {
+    let Some(q) = req.query.as_deref() else {
+        return Vec::new();
+    };
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+/// Parse the query against the parameters a handler declares: an undeclared parameter is
+/// WSME's 400 `Unknown argument: "<name>"`. Later duplicates win, as webob's `params`.
+pub fn query(
+    req: &RequestInfo,
+    allowed: &[&str],
+) -> Result<std::collections::HashMap<String, String>, ApiError> {
+    let mut out = std::collections::HashMap::new();
+    for (k, v) in query_pairs(req) {
+        if !allowed.contains(&k.as_str()) {
+            return Err(MagnumError::new(ErrorKind::UnknownArgument, &[("argname", &k)]).into());
+        }
+        out.insert(k, v);
+    }
+    Ok(out)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Python-style boolean parsing used by WSME for `types.boolean` query parameters
+/// (`oslo_utils.strutils.bool_from_string(strict=True)` spellings).
+pub fn parse_bool(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "t" | "true" | "on" | "y" | "yes" => Some(true),
+        "0" | "f" | "false" | "off" | "n" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("a%20b+c"), "a b c");
+        assert_eq!(percent_decode("%zz"), "%zz");
+        assert_eq!(percent_decode("50%"), "50%");
+        assert_eq!(percent_decode("%41"), "A");
+    }
+
+    #[test]
+    fn booleans() {
+        assert_eq!(parse_bool("True"), Some(true));
+        assert_eq!(parse_bool("no"), Some(false));
+        assert_eq!(parse_bool("maybe"), None);
+    }
+}

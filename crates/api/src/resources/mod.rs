@@ -1,0 +1,4 @@
+//! One module per Magnum resource: its routes, handlers and views.
+
+pub mod cluster_templates;
+pub mod clusters;
