@@ -73,14 +73,16 @@ pub(crate) trait RuleLookup {
 }
 
 /// Deeper than this many nested `rule:` references Python would hit its recursion limit long
-/// before (each level costs several interpreter frames); treated as `RecursionError`.
+/// before (each level costs several interpreter frames); treated as a cycle.
 const MAX_RULE_DEPTH: usize = 200;
 
 pub(crate) struct Evaluation<'a> {
     rules: &'a dyn RuleLookup,
     /// The rules being evaluated, outermost first. Evaluation is a pure function of (rule,
     /// target, credentials), so re-entering a rule already on this path would recurse forever
-    /// in Python and end in `RecursionError`.
+    /// in Python. The `RecursionError` is raised inside `inspect.getfullargspec` (called by
+    /// `_checks._check` for every node), which turns it into `TypeError: unsupported callable`:
+    /// that is what escapes oslo.policy.
     path: Vec<String>,
 }
 
@@ -102,8 +104,11 @@ impl<'a> Evaluation<'a> {
     ) -> Result<bool, EvalError> {
         if self.path.iter().any(|n| n == name) || self.path.len() >= MAX_RULE_DEPTH {
             return Err(EvalError::python(
-                PyException::RecursionError,
-                format!("maximum recursion depth exceeded evaluating rule {name:?}"),
+                PyException::TypeError,
+                format!(
+                    "unsupported callable (maximum recursion depth exceeded: rule {name:?} \
+                     references itself)"
+                ),
             ));
         }
         self.path.push(name.to_string());
@@ -197,7 +202,7 @@ fn role_check(m: &str, target: &Value, creds: &Value) -> Result<bool, EvalError>
         }
     };
     let m = m.to_lowercase();
-    Ok(lowered.iter().any(|r| *r == m))
+    Ok(lowered.contains(&m))
 }
 
 fn generic_check(
@@ -478,7 +483,7 @@ mod tests {
         );
         assert_eq!(
             exc(ev.check(&Check::Rule("loop".into()), &t, &creds)),
-            Some(PyException::RecursionError)
+            Some(PyException::TypeError)
         );
         // Short-circuit: the self-reference is never reached.
         assert_eq!(ev.check(&Check::Rule("short".into()), &t, &creds), Ok(true));

@@ -745,7 +745,7 @@ mod tests {
         // Unknown names and undefined references use the default rule.
         assert!(e.enforce("not:registered", &t, &json!({"roles": ["fallback"]})));
         assert!(e.enforce("x", &t, &json!({"roles": ["fallback"]})));
-        assert_eq!(e.reload_if_changed().unwrap(), false);
+        assert!(!e.reload_if_changed().unwrap());
 
         // Change the policy file: picked up on reload.
         std::thread::sleep(std::time::Duration::from_millis(20));

@@ -37,7 +37,6 @@ pub enum PyException {
     ValueError,
     SyntaxError,
     AttributeError,
-    RecursionError,
 }
 
 impl PyException {
@@ -48,7 +47,6 @@ impl PyException {
             PyException::ValueError => "ValueError",
             PyException::SyntaxError => "SyntaxError",
             PyException::AttributeError => "AttributeError",
-            PyException::RecursionError => "RecursionError",
         }
     }
 }

@@ -1078,10 +1078,7 @@ impl Parser {
             return self.factor();
         }
         let mut n = self.binary(level + 1)?;
-        loop {
-            let Some(op) = LEVELS[level].iter().find(|o| self.is_op(o)).copied() else {
-                break;
-            };
+        while let Some(op) = LEVELS[level].iter().find(|o| self.is_op(o)).copied() {
             self.pos += 1;
             let rhs = self.binary(level + 1)?;
             n = match op {
