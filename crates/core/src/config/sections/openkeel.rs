@@ -1,0 +1,39 @@
+//! `[openkeel]`: options of OpenKeel itself, which Magnum does not have.
+
+use super::prelude::*;
+
+config_section! {
+    /// OpenKeel-only options (Magnum ignores this section).
+    OpenkeelSection = "openkeel";
+    from "openkeel" {
+        /// How openkeel-api authenticates requests: `keystone` validates tokens as
+        /// keystonemiddleware does (configured in [keystone_authtoken]); `noauth` accepts
+        /// every request and takes the identity from the request headers, for development and
+        /// the all-in-one server only.
+        auth_strategy: String = string("keystone")
+            .choices(&["keystone", "noauth"])
+            .choice_help(&[
+                "Validate Keystone tokens.",
+                "No authentication; the identity comes from the request headers.",
+            ]);
+
+        /// How openkeel-api and openkeel-conductor exchange RPC messages: `rabbit` uses the
+        /// AMQP broker of [DEFAULT] transport_url with oslo.messaging's wire format (and
+        /// interoperates with Magnum's services); `inprocess` passes them in memory, for the
+        /// all-in-one server where both run in one process.
+        rpc_transport: String = string("rabbit")
+            .choices(&["rabbit", "inprocess"])
+            .choice_help(&[
+                "oslo.messaging over RabbitMQ (transport_url).",
+                "In memory, within one process (all-in-one).",
+            ]);
+
+        /// Register the simulator driver, which pretends to create clusters without calling
+        /// any cloud. For development and tests; never enable it in production.
+        enable_simulator_driver: bool = boolean(false);
+
+        /// Directory for OpenKeel's own state, such as the all-in-one server's SQLite database
+        /// and certificates. Empty means the default chosen by each program.
+        data_dir: String = string("");
+    }
+}
