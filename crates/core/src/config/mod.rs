@@ -2,7 +2,7 @@
 //!
 //! Operators' existing `magnum.conf` files are read unchanged:
 //!
-//! * the INI dialect of oslo's iniparser ([`ini`](self) rules: `#`/`;` whole-line comments,
+//! * the INI dialect of oslo's iniparser (`#`/`;` whole-line comments,
 //!   continuation lines, matching quotes removed, case-insensitive section names except
 //!   `DEFAULT`, unknown sections and keys ignored);
 //! * files in order, later files winning: [`ConfigSources`] (`--config-file`, `--config-dir`
