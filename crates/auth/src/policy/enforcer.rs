@@ -640,6 +640,12 @@ mod tests {
     }
 
     #[test]
+    fn enforcer_is_shareable_across_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Enforcer>();
+    }
+
+    #[test]
     fn defaults_without_files() {
         let dir = tempfile::tempdir().unwrap();
         let e = Enforcer::new(opts(dir.path())).unwrap();
