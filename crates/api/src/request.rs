@@ -247,6 +247,12 @@ pub fn parse_bool(value: &str) -> Option<bool> {
     }
 }
 
+impl PolicyCheck for openkeel_auth::Enforcer {
+    fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool {
+        openkeel_auth::Enforcer::enforce(self, rule, target, creds)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

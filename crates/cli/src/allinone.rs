@@ -1,12 +1,20 @@
 //! The embedded default: API and conductor in one process, SQLite in a data directory, the
 //! in-process RPC transport, noauth and the simulator driver. Same code paths as the
 //! production processes; only the transport, database URL and driver differ.
+//!
+//! The embedded defaults are an ordinary configuration layer: [`embedded_defaults`] is written
+//! to `<data_dir>/openkeel-embedded.conf` and read first, so every `--config-file` given on the
+//! command line overrides it with oslo.config's rules, and the effective defaults can be read
+//! in that file. Unlike the production binaries, the all-in-one server does not search
+//! `/etc/magnum` for configuration: it only reads what it is given.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use openkeel_core::config::{Config, ConfigError, ConfigSource};
+use openkeel_db::Database;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -16,23 +24,72 @@ use tokio::task::JoinHandle;
 pub enum StartError {
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
-    #[error("cannot create data directory {path}: {source}", path = .0.display(), source = .1)]
+    #[error("cannot use data directory {path}: {source}", path = .0.display(), source = .1)]
     DataDir(PathBuf, std::io::Error),
+    #[error("configuration: {0}")]
+    Config(#[from] ConfigError),
+    #[error("database: {0}")]
+    Database(#[from] openkeel_db::DbError),
+    #[error("policy: {0}")]
+    Policy(#[from] openkeel_auth::PolicyError),
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// The embedded default configuration for a data directory.
+pub fn embedded_defaults(data_dir: &Path) -> String {
+    format!(
+        "# Written by `openkeel` at start-up: the embedded default. Options given in\n\
+         # --config-file / --config-dir files override these.\n\
+         [DEFAULT]\n\
+         host = openkeel\n\
+         state_path = {dir}\n\
+         \n\
+         [database]\n\
+         connection = sqlite:///{dir}/openkeel.sqlite\n\
+         \n\
+         [openkeel]\n\
+         auth_strategy = noauth\n\
+         rpc_transport = inprocess\n\
+         enable_simulator_driver = true\n\
+         data_dir = {dir}\n",
+        dir = data_dir.display()
+    )
+}
+
+/// Load the all-in-one configuration: the embedded defaults, then the given files and
+/// directories in command-line order.
+pub fn load_config(
+    data_dir: &Path,
+    files: &[PathBuf],
+    dirs: &[PathBuf],
+) -> Result<Config, StartError> {
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| StartError::DataDir(data_dir.to_path_buf(), e))?;
+    let base = data_dir.join("openkeel-embedded.conf");
+    std::fs::write(&base, embedded_defaults(data_dir))
+        .map_err(|e| StartError::DataDir(base.clone(), e))?;
+    let mut seq = vec![ConfigSource::File(base)];
+    seq.extend(files.iter().cloned().map(ConfigSource::File));
+    seq.extend(dirs.iter().cloned().map(ConfigSource::Dir));
+    Ok(Config::load_sequence(&seq)?)
 }
 
 /// What the all-in-one server runs with.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Where to listen (`[api] host` / `[api] port`, default 127.0.0.1:9511).
-    pub bind: SocketAddr,
-    /// Where the SQLite database and other state live.
-    pub data_dir: PathBuf,
-    pub api: openkeel_api::ApiState,
+    /// Where to listen; `None` = `[api] host` / `[api] port`.
+    pub bind: Option<SocketAddr>,
+    pub config: Config,
+    /// Directories where relative paths (policy files) are looked up: the `--config-dir`s and
+    /// the directories of the `--config-file`s.
+    pub config_dirs: Vec<PathBuf>,
 }
 
 /// A running server.
 pub struct Running {
     pub addr: SocketAddr,
+    pub db: Database,
     shutdown: Option<oneshot::Sender<()>>,
     handle: JoinHandle<std::io::Result<()>>,
 }
@@ -47,28 +104,94 @@ impl Running {
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
+}
 
-    /// Wait until the server ends (it ends on SIGINT / SIGTERM when started by [`serve`]).
-    pub async fn wait(self) -> std::io::Result<()> {
-        self.handle
-            .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+/// Open the database named by `[database] connection`. The embedded SQLite database is
+/// created and migrated on the spot; any other database must already be at Magnum's head
+/// (`openkeel-db-manage upgrade`), as Magnum's services expect.
+pub async fn open_database(config: &Config) -> Result<Database, StartError> {
+    let url = config.database.connection.as_str();
+    let db = Database::connect_with(url, config.database.max_pool_size.max(1) as u32).await?;
+    if url.starts_with("sqlite") {
+        openkeel_db::manage::upgrade(&db).await?;
+    } else {
+        openkeel_db::manage::check_current(&db).await?;
     }
+    Ok(db)
+}
+
+/// The policy enforcer from `[oslo_policy]`.
+pub fn policy(
+    config: &Config,
+    config_dirs: &[PathBuf],
+) -> Result<openkeel_auth::Enforcer, StartError> {
+    let p = &config.oslo_policy;
+    let options = openkeel_auth::PolicyOptions {
+        policy_file: Some(PathBuf::from(&p.policy_file)),
+        policy_dirs: p.policy_dirs.iter().map(PathBuf::from).collect(),
+        config_dirs: config_dirs.to_vec(),
+        enforce_new_defaults: p.enforce_new_defaults,
+        // oslo.policy 6 (Magnum 23.0.0's) always checks scope; the option no longer exists.
+        enforce_scope: true,
+    };
+    Ok(openkeel_auth::Enforcer::with_default_rule(
+        options,
+        &p.policy_default_rule,
+    )?)
 }
 
 /// Start the server in the current runtime. Used by the `openkeel` binary and by tests
 /// (which bind port 0).
 pub async fn start(opts: Options) -> Result<Running, StartError> {
     let started = Instant::now();
-    std::fs::create_dir_all(&opts.data_dir)
-        .map_err(|e| StartError::DataDir(opts.data_dir.clone(), e))?;
-    let listener = TcpListener::bind(opts.bind)
+    let config = &opts.config;
+    let auth = match config.openkeel.auth_strategy.as_str() {
+        "noauth" => openkeel_api::request::AuthMode::NoAuth,
+        other => {
+            return Err(StartError::Unsupported(format!(
+                "[openkeel] auth_strategy = {other} is not available in this build of the all-in-one server; use noauth"
+            )))
+        }
+    };
+    if config.openkeel.rpc_transport != "inprocess" {
+        return Err(StartError::Unsupported(format!(
+            "[openkeel] rpc_transport = {} is not available in the all-in-one server; it runs API and conductor in one process (inprocess)",
+            config.openkeel.rpc_transport
+        )));
+    }
+    let db = open_database(config).await?;
+    let enforcer = policy(config, &opts.config_dirs)?;
+    let _rpc_timeout = Duration::from_secs(config.default.rpc_response_timeout.max(1) as u64);
+
+    let state = openkeel_api::ApiState {
+        enable_proxy_headers_parsing: false,
+        tls: config.api.enabled_ssl,
+        auth,
+        auth_url: config.keystone_authtoken.www_authenticate_uri.clone(),
+        policy: Some(Arc::new(enforcer)),
+        db: Some(db.clone()),
+        ..Default::default()
+    };
+
+    let bind = match opts.bind {
+        Some(b) => b,
+        None => {
+            let ip: std::net::IpAddr = config.api.host.parse().map_err(|_| {
+                StartError::Unsupported(format!(
+                    "[api] host = {} is not an IP address",
+                    config.api.host
+                ))
+            })?;
+            SocketAddr::new(ip, config.api.port)
+        }
+    };
+    let listener = TcpListener::bind(bind)
         .await
-        .map_err(|e| StartError::Bind(opts.bind, e))?;
+        .map_err(|e| StartError::Bind(bind, e))?;
     let addr = listener
         .local_addr()
-        .map_err(|e| StartError::Bind(opts.bind, e))?;
-    let app = openkeel_api::router(Arc::new(opts.api));
+        .map_err(|e| StartError::Bind(bind, e))?;
+    let app = openkeel_api::router(Arc::new(state));
     let (tx, rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
         axum::serve(listener, app)
@@ -77,9 +200,15 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
             })
             .await
     });
-    tracing::info!(%addr, data_dir = %opts.data_dir.display(), elapsed_ms = started.elapsed().as_millis() as u64, "openkeel all-in-one listening");
+    tracing::info!(
+        %addr,
+        database = %openkeel_db::redact_url(&config.database.connection),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "openkeel all-in-one listening"
+    );
     Ok(Running {
         addr,
+        db,
         shutdown: Some(tx),
         handle,
     })

@@ -17,3 +17,18 @@ pub struct ConfigArgs {
     #[arg(long = "config-dir", value_name = "DIR")]
     pub config_dir: Vec<PathBuf>,
 }
+
+impl ConfigArgs {
+    /// Where relative paths named in the configuration are looked up (oslo.config's
+    /// `find_file`): the `--config-dir`s, then the directories of the `--config-file`s, last
+    /// file first.
+    pub fn lookup_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = self.config_dir.clone();
+        for f in self.config_file.iter().rev() {
+            if let Some(p) = f.parent() {
+                dirs.push(p.to_path_buf());
+            }
+        }
+        dirs
+    }
+}

@@ -12,10 +12,11 @@ const CAPTURED_HOST: &str = "127.0.0.1:9611";
 
 async fn server() -> (openkeel::allinone::Running, SocketAddr) {
     let dir = tempfile::tempdir().expect("tempdir").keep();
+    let config = openkeel::allinone::load_config(&dir, &[], &[]).expect("config");
     let opts = openkeel::allinone::Options {
-        bind: "127.0.0.1:0".parse().expect("addr"),
-        data_dir: dir,
-        api: openkeel_api::ApiState::default(),
+        bind: Some("127.0.0.1:0".parse().expect("addr")),
+        config,
+        config_dirs: Vec::new(),
     };
     let running = openkeel::allinone::start(opts).await.expect("start");
     let addr = running.addr;

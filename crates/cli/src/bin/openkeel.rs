@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[command(
     name = "openkeel",
     version,
-    about = "OpenKeel all-in-one: Magnum-compatible API and conductor in one process"
+    about = "OpenKeel all-in-one: Magnum-compatible API and conductor in one process (SQLite, in-process RPC, noauth, simulator driver by default)"
 )]
 struct Cli {
     #[command(flatten)]
@@ -16,9 +16,9 @@ struct Cli {
     /// Data directory for the embedded SQLite database and state.
     #[arg(long, env = "OPENKEEL_DATA_DIR", default_value = ".openkeel")]
     data_dir: PathBuf,
-    /// Listen address (overrides [api] host / port).
-    #[arg(long, env = "OPENKEEL_BIND", default_value = "127.0.0.1:9511")]
-    bind: SocketAddr,
+    /// Listen address (default: [api] host and port, 127.0.0.1:9511).
+    #[arg(long, env = "OPENKEEL_BIND")]
+    bind: Option<SocketAddr>,
     /// Log format.
     #[arg(long, value_enum, default_value_t)]
     log_format: openkeel::logging::LogFormat,
@@ -26,7 +26,25 @@ struct Cli {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    openkeel::logging::init(false, cli.log_format);
+    let data_dir = match std::path::absolute(&cli.data_dir) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("openkeel: data directory {}: {e}", cli.data_dir.display());
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let config = match openkeel::allinone::load_config(
+        &data_dir,
+        &cli.config.config_file,
+        &cli.config.config_dir,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("openkeel: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    openkeel::logging::init(config.default.debug, cli.log_format);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -39,8 +57,8 @@ fn main() -> std::process::ExitCode {
     };
     let opts = openkeel::allinone::Options {
         bind: cli.bind,
-        data_dir: cli.data_dir,
-        api: openkeel_api::ApiState::default(),
+        config,
+        config_dirs: cli.config.lookup_dirs(),
     };
     match rt.block_on(openkeel::allinone::serve(opts)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
