@@ -35,5 +35,9 @@ config_section! {
         /// Directory for OpenKeel's own state, such as the all-in-one server's SQLite database
         /// and certificates. Empty means the default chosen by each program.
         data_dir: String = string("");
+
+        /// Seconds between two runs of the conductor's cluster status sync (Magnum runs it
+        /// every 10 seconds). Tests and demonstrations may shorten it.
+        status_sync_interval: i64 = integer(10).min(1).max(3600);
     }
 }
