@@ -18,6 +18,19 @@ pub struct Image {
     pub name: Option<String>,
     /// The `os_distro` property, if the image has one.
     pub os_distro: Option<String>,
+    /// The image's other custom properties (openstacksdk's `Image.properties`: the top-level
+    /// attributes outside Glance's image schema). Magnum's `enforce_driver_supported` reads
+    /// `magnum_driver` from here.
+    pub properties: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Image {
+    /// The `magnum_driver` custom property, when it is a string.
+    pub fn magnum_driver(&self) -> Option<&str> {
+        self.properties
+            .get("magnum_driver")
+            .and_then(|v| v.as_str())
+    }
 }
 
 /// A Nova flavor.
