@@ -1,0 +1,1 @@
+//! OpenKeel cloud look-ups.
