@@ -56,8 +56,13 @@ summary() {
     for i in "${!PHASE_NAMES[@]}"; do
         ok_log "$(printf '  %-10s %6ss  %s' "${PHASE_NAMES[$i]}" "${PHASE_SECS[$i]}" "${PHASE_RESULTS[$i]}")"
     done
-    ok_log "$(printf '  %-10s %6ss  %s' total $((SECONDS - T0)) \
-        "$([ ${#FAILED[@]} = 0 ] && echo ok || echo "FAILED: ${FAILED[*]}")")"
+    local result=ok
+    if [ ${#FAILED[@]} -gt 0 ]; then
+        result="FAILED: ${FAILED[*]}"
+    elif [ "${1:-0}" != 0 ]; then
+        result="FAILED (exit $1)"
+    fi
+    ok_log "$(printf '  %-10s %6ss  %s' total $((SECONDS - T0)) "$result")"
 }
 
 # a service that cannot be had: fatal in CI, a loud warning (and skipping tests) elsewhere
@@ -78,9 +83,9 @@ cleanup() {
         ok_lock
         ok_user_unregister
         local others
-        others=$(ok_other_users | tr '\n' ' ')
+        others=$(ok_other_users | tr '\n' ' ' | sed 's/ *$//')
         local ours=()
-        [ -e "$OK_RPID.by-run" ] && ours+=(rabbitmq)
+        if [ -e "$OK_RPID.by-run" ] || [ -e "$OK_EPID.by-run" ]; then ours+=(rabbitmq); fi
         [ -e "$OK_MPID.by-run" ] && ours+=(mariadb)
         if [ ${#ours[@]} = 0 ]; then
             [ "$REUSED" = "" ] || ok_log "${REUSED# } were already running before this run: left running (tests/services/stop.sh stops them)"
@@ -93,7 +98,7 @@ cleanup() {
             else
                 local start=$SECONDS
                 local res=ok
-                if [ -e "$OK_RPID.by-run" ]; then
+                if [ -e "$OK_RPID.by-run" ] || [ -e "$OK_EPID.by-run" ]; then
                     ok_sub ok_rabbit_stop
                     [ "$OK_SUB_RC" = 0 ] || res=FAILED
                 fi
@@ -106,8 +111,8 @@ cleanup() {
         fi
         ok_unlock
     fi
-    summary
     [ "$rc" = 0 ] && [ ${#FAILED[@]} -gt 0 ] && rc=1
+    summary "$rc"
     exit "$rc"
 }
 trap cleanup EXIT
@@ -146,10 +151,8 @@ setup_services() {
     start=$SECONDS
     ok_sub ok_mysql_start
     rc=$OK_SUB_RC
-    case $rc in
-        0) touch "$OK_MPID.by-run" ;;
-        10) ;;
-    esac
+    # whatever this run started (even if it then failed to come up) is this run's to stop
+    [ "$rc" != 10 ] && [ -e "$OK_MPID" ] && touch "$OK_MPID.by-run"
     if [ "$rc" = 0 ] || [ "$rc" = 10 ]; then
         record mariadb $((SECONDS - start)) "$([ "$rc" = 0 ] && echo started || echo reused)"
         [ "$rc" = 10 ] && [ ! -e "$OK_MPID.by-run" ] && REUSED="$REUSED mariadb"
@@ -160,12 +163,12 @@ setup_services() {
     fi
 
     start=$SECONDS
+    local epmd_before=0
+    [ -e "$OK_EPID" ] && epmd_before=1
     ok_sub ok_rabbit_start
     rc=$OK_SUB_RC
-    case $rc in
-        0) touch "$OK_RPID.by-run"; [ -e "$OK_EPID" ] && touch "$OK_EPID.by-run" ;;
-        10) ;;
-    esac
+    [ "$rc" != 10 ] && [ -e "$OK_RPID" ] && touch "$OK_RPID.by-run"
+    [ "$epmd_before" = 0 ] && [ -e "$OK_EPID" ] && touch "$OK_EPID.by-run"
     if [ "$rc" = 0 ] || [ "$rc" = 10 ]; then
         record rabbitmq $((SECONDS - start)) "$([ "$rc" = 0 ] && echo started || echo reused)"
         [ "$rc" = 10 ] && [ ! -e "$OK_RPID.by-run" ] && REUSED="$REUSED rabbitmq"

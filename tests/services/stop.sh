@@ -23,7 +23,7 @@ done
 [ -d "$OK_HOME" ] || { ok_log "nothing to stop: $OK_HOME does not exist"; exit 0; }
 
 ok_lock
-others=$(ok_other_users | tr '\n' ' ')
+others=$(ok_other_users | tr '\n' ' ' | sed 's/ *$//')
 if [ -n "$others" ] && [ "$force" != 1 ]; then
     ok_die "tests/run.sh (pid $others) is still using the services of $OK_HOME; wait for it or use --force"
 fi
