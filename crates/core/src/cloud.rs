@@ -83,6 +83,37 @@ pub trait Cloud: Send + Sync + 'static {
     /// All Neutron subnets visible to the caller.
     async fn list_subnets(&self, ctx: &RequestContext) -> Result<Vec<NamedResource>, MagnumError>;
 
+    /// The visible networks whose name or id is `name_or_id` (Magnum's `validate_fixed_network`
+    /// matches the full list itself). The default filters [`Cloud::list_networks`]; a cloud
+    /// without a real Neutron (the simulated one) may answer for any name.
+    async fn networks_named(
+        &self,
+        ctx: &RequestContext,
+        name_or_id: &str,
+    ) -> Result<Vec<NamedResource>, MagnumError> {
+        Ok(self
+            .list_networks(ctx)
+            .await?
+            .into_iter()
+            .filter(|n| n.name == name_or_id || n.id == name_or_id)
+            .collect())
+    }
+
+    /// The visible subnets whose name or id is `name_or_id`; the default filters
+    /// [`Cloud::list_subnets`].
+    async fn subnets_named(
+        &self,
+        ctx: &RequestContext,
+        name_or_id: &str,
+    ) -> Result<Vec<NamedResource>, MagnumError> {
+        Ok(self
+            .list_subnets(ctx)
+            .await?
+            .into_iter()
+            .filter(|n| n.name == name_or_id || n.id == name_or_id)
+            .collect())
+    }
+
     /// Keystone `get_project(id)`: false when Keystone answers 404.
     async fn project_exists(
         &self,
