@@ -2,6 +2,8 @@
 //! and SQLite use them), a few value kinds, and rows read by column name.
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{NaiveDateTime, Timelike};
@@ -19,13 +21,20 @@ pub enum Backend {
     Sqlite,
 }
 
-/// A connection pool to the Magnum database (MySQL/MariaDB or SQLite).
-///
-/// Cheap to clone (the pools are reference-counted).
+/// The sqlx pool behind a [`Database`], for callers that need raw SQL.
 #[derive(Debug, Clone)]
-pub enum Database {
+pub enum Pool {
     MySql(sqlx::MySqlPool),
     Sqlite(sqlx::SqlitePool),
+}
+
+/// A connection pool to the Magnum database (MySQL/MariaDB or SQLite).
+///
+/// Cheap to clone (the pool and the statement counter are shared).
+#[derive(Debug, Clone)]
+pub struct Database {
+    pool: Pool,
+    statements: Arc<AtomicU64>,
 }
 
 impl Database {
@@ -44,7 +53,7 @@ impl Database {
     pub async fn connect_with(url: &str, max_connections: u32) -> Result<Database, DbError> {
         let sqlx_url = crate::sqlx_url(url)?;
         let max_connections = max_connections.max(1);
-        if sqlx_url.starts_with("mysql:") {
+        let pool = if sqlx_url.starts_with("mysql:") {
             let opts = MySqlConnectOptions::from_str(&sqlx_url)?
                 .pipes_as_concat(false)
                 .no_engine_substitution(false)
@@ -60,7 +69,7 @@ impl Database {
                 })
                 .connect_with(opts)
                 .await?;
-            Ok(Database::MySql(pool))
+            Pool::MySql(pool)
         } else if sqlx_url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(&sqlx_url)?
                 .busy_timeout(Duration::from_secs(30))
@@ -81,10 +90,30 @@ impl Database {
                     .connect_with(opts.journal_mode(SqliteJournalMode::Wal))
                     .await?
             };
-            Ok(Database::Sqlite(pool))
+            Pool::Sqlite(pool)
         } else {
-            Err(DbError::InvalidUrl(crate::url::redact(url)))
+            return Err(DbError::InvalidUrl(crate::url::redact(url)));
+        };
+        Ok(Database::from_pool(pool))
+    }
+
+    /// Wrap an existing pool (its sessions are used as they are configured).
+    pub fn from_pool(pool: Pool) -> Database {
+        Database {
+            pool,
+            statements: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// The underlying sqlx pool.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// How many SQL statements this handle (and its clones) has sent so far — for tests and
+    /// diagnostics (e.g. to check that a listing costs a fixed number of queries).
+    pub fn statement_count(&self) -> u64 {
+        self.statements.load(Ordering::Relaxed)
     }
 
     /// A fresh, empty in-memory SQLite database (without schema; see
@@ -94,72 +123,126 @@ impl Database {
     }
 
     pub fn backend(&self) -> Backend {
-        match self {
-            Database::MySql(_) => Backend::MySql,
-            Database::Sqlite(_) => Backend::Sqlite,
+        match self.pool {
+            Pool::MySql(_) => Backend::MySql,
+            Pool::Sqlite(_) => Backend::Sqlite,
         }
     }
 
     /// Close every connection of the pool.
     pub async fn close(&self) {
-        match self {
-            Database::MySql(p) => p.close().await,
-            Database::Sqlite(p) => p.close().await,
+        match &self.pool {
+            Pool::MySql(p) => p.close().await,
+            Pool::Sqlite(p) => p.close().await,
         }
     }
 
     pub(crate) async fn acquire(&self) -> Result<Pooled, DbError> {
-        Ok(match self {
-            Database::MySql(p) => Pooled::MySql(p.acquire().await?),
-            Database::Sqlite(p) => Pooled::Sqlite(p.acquire().await?),
+        let inner = match &self.pool {
+            Pool::MySql(p) => PooledInner::MySql(p.acquire().await?),
+            Pool::Sqlite(p) => PooledInner::Sqlite(p.acquire().await?),
+        };
+        Ok(Pooled {
+            inner,
+            statements: self.statements.clone(),
         })
     }
 
     /// Begin a write transaction (`BEGIN IMMEDIATE` on SQLite so that a read-then-write
     /// transaction cannot fail to upgrade its lock).
     pub(crate) async fn begin(&self) -> Result<Tx, DbError> {
-        Ok(match self {
-            Database::MySql(p) => Tx::MySql(p.begin().await?),
-            Database::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        let inner = match &self.pool {
+            Pool::MySql(p) => TxInner::MySql(p.begin().await?),
+            Pool::Sqlite(p) => TxInner::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+        };
+        Ok(Tx {
+            inner,
+            statements: self.statements.clone(),
         })
     }
 }
 
 /// A connection checked out of the pool.
-pub(crate) enum Pooled {
+pub(crate) struct Pooled {
+    inner: PooledInner,
+    statements: Arc<AtomicU64>,
+}
+
+enum PooledInner {
     MySql(PoolConnection<MySql>),
     Sqlite(PoolConnection<Sqlite>),
 }
 
 impl Pooled {
     pub(crate) fn conn(&mut self) -> Conn<'_> {
-        match self {
-            Pooled::MySql(c) => Conn::MySql(c),
-            Pooled::Sqlite(c) => Conn::Sqlite(c),
+        let kind = match &mut self.inner {
+            PooledInner::MySql(c) => ConnKind::MySql(c),
+            PooledInner::Sqlite(c) => ConnKind::Sqlite(c),
+        };
+        Conn {
+            kind,
+            statements: &self.statements,
         }
     }
 }
 
 /// An open transaction; rolled back when dropped without [`Tx::commit`].
-pub(crate) enum Tx {
+pub(crate) struct Tx {
+    inner: TxInner,
+    statements: Arc<AtomicU64>,
+}
+
+enum TxInner {
     MySql(sqlx::Transaction<'static, MySql>),
     Sqlite(sqlx::Transaction<'static, Sqlite>),
 }
 
 impl Tx {
     pub(crate) fn conn(&mut self) -> Conn<'_> {
-        match self {
-            Tx::MySql(t) => Conn::MySql(t),
-            Tx::Sqlite(t) => Conn::Sqlite(t),
+        let kind = match &mut self.inner {
+            TxInner::MySql(t) => ConnKind::MySql(t),
+            TxInner::Sqlite(t) => ConnKind::Sqlite(t),
+        };
+        Conn {
+            kind,
+            statements: &self.statements,
         }
     }
 
     pub(crate) async fn commit(self) -> Result<(), DbError> {
-        match self {
-            Tx::MySql(t) => t.commit().await?,
-            Tx::Sqlite(t) => t.commit().await?,
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        match self.inner {
+            TxInner::MySql(t) => t.commit().await?,
+            TxInner::Sqlite(t) => t.commit().await?,
         }
         Ok(())
+    }
+
+    pub(crate) async fn rollback(self) -> Result<(), DbError> {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        match self.inner {
+            TxInner::MySql(t) => t.rollback().await?,
+            TxInner::Sqlite(t) => t.rollback().await?,
+        }
+        Ok(())
+    }
+
+    /// Commit when `result` is `Ok`, roll back (right away, so that no lock outlives the
+    /// call) when it is an error; returns `result`.
+    pub(crate) async fn finish<T>(self, result: Result<T, DbError>) -> Result<T, DbError> {
+        match result {
+            Ok(v) => {
+                self.commit().await?;
+                Ok(v)
+            }
+            Err(e) => {
+                if let Err(re) = self.rollback().await {
+                    tracing::warn!(error = %re, "rollback failed");
+                }
+                Err(e)
+            }
+        }
     }
 }
 
@@ -227,7 +310,12 @@ pub(crate) fn utcnow() -> NaiveDateTime {
 }
 
 /// A borrowed connection of either backend.
-pub(crate) enum Conn<'a> {
+pub(crate) struct Conn<'a> {
+    kind: ConnKind<'a>,
+    statements: &'a AtomicU64,
+}
+
+enum ConnKind<'a> {
     MySql(&'a mut MySqlConnection),
     Sqlite(&'a mut SqliteConnection),
 }
@@ -250,22 +338,25 @@ macro_rules! bind_all {
 
 impl Conn<'_> {
     pub(crate) fn backend(&self) -> Backend {
-        match self {
-            Conn::MySql(_) => Backend::MySql,
-            Conn::Sqlite(_) => Backend::Sqlite,
+        match self.kind {
+            ConnKind::MySql(_) => Backend::MySql,
+            ConnKind::Sqlite(_) => Backend::Sqlite,
         }
     }
 
     pub(crate) async fn fetch_all(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Row>, DbError> {
         tracing::trace!(sql, "fetch");
-        Ok(match self {
-            Conn::MySql(c) => bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
-                .fetch_all(&mut **c)
-                .await?
-                .into_iter()
-                .map(Row::MySql)
-                .collect(),
-            Conn::Sqlite(c) => {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        Ok(match &mut self.kind {
+            ConnKind::MySql(c) => {
+                bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
+                    .fetch_all(&mut **c)
+                    .await?
+                    .into_iter()
+                    .map(Row::MySql)
+                    .collect()
+            }
+            ConnKind::Sqlite(c) => {
                 bind_all!(sqlx::query::<Sqlite>(AssertSqlSafe(sql.to_string())), args)
                     .fetch_all(&mut **c)
                     .await?
@@ -279,8 +370,9 @@ impl Conn<'_> {
     /// Execute a statement; returns (rows affected, last insert id).
     pub(crate) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<(u64, i64), DbError> {
         tracing::trace!(sql, "execute");
-        Ok(match self {
-            Conn::MySql(c) => {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        Ok(match &mut self.kind {
+            ConnKind::MySql(c) => {
                 let r = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
                     .execute(&mut **c)
                     .await?;
@@ -289,7 +381,7 @@ impl Conn<'_> {
                     i64::try_from(r.last_insert_id()).unwrap_or(i64::MAX),
                 )
             }
-            Conn::Sqlite(c) => {
+            ConnKind::Sqlite(c) => {
                 let r = bind_all!(sqlx::query::<Sqlite>(AssertSqlSafe(sql.to_string())), args)
                     .execute(&mut **c)
                     .await?;
@@ -301,11 +393,12 @@ impl Conn<'_> {
     /// Run SQL without parameters through the simple-query protocol (DDL).
     pub(crate) async fn execute_raw(&mut self, sql: &str) -> Result<(), DbError> {
         tracing::debug!(sql, "execute");
-        match self {
-            Conn::MySql(c) => {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        match &mut self.kind {
+            ConnKind::MySql(c) => {
                 (&mut **c).execute(AssertSqlSafe(sql.to_string())).await?;
             }
-            Conn::Sqlite(c) => {
+            ConnKind::Sqlite(c) => {
                 (&mut **c).execute(AssertSqlSafe(sql.to_string())).await?;
             }
         }

@@ -273,13 +273,15 @@ pub async fn create(db: &Database, cluster: &Cluster) -> Result<Cluster, DbError
 
 pub(crate) async fn insert_and_fetch<T: Record>(db: &Database, record: &T) -> Result<T, DbError> {
     let mut tx = db.begin().await?;
-    let row = {
-        let mut conn = tx.conn();
-        let id = record::insert(&mut conn, record).await?;
-        fetch_by_id_on::<T>(&mut conn, id).await?
-    };
-    tx.commit().await?;
-    Ok(row)
+    let r: Result<_, DbError> = async {
+        Ok({
+            let mut conn = tx.conn();
+            let id = record::insert(&mut conn, record).await?;
+            fetch_by_id_on::<T>(&mut conn, id).await?
+        })
+    }
+    .await;
+    tx.finish(r).await
 }
 
 pub(crate) async fn fetch_by_id_on<T: Record>(conn: &mut Conn<'_>, id: i64) -> Result<T, DbError> {
@@ -310,7 +312,7 @@ pub async fn destroy_with_nodegroups(db: &Database, ident: &str) -> Result<(), D
 
 async fn destroy_tx(db: &Database, w: &Where, ident: &str, cascade: bool) -> Result<(), DbError> {
     let mut tx = db.begin().await?;
-    {
+    let r: Result<(), DbError> = async {
         let mut conn = tx.conn();
         let rows = record::select_where::<Cluster>(&mut conn, w, true).await?;
         let cluster = rows
@@ -323,8 +325,10 @@ async fn destroy_tx(db: &Database, w: &Where, ident: &str, cascade: bool) -> Res
             record::delete_where::<NodeGroup>(&mut conn, &nw).await?;
         }
         record::delete_where::<Cluster>(&mut conn, w).await?;
+        Ok(())
     }
-    tx.commit().await
+    .await;
+    tx.finish(r).await
 }
 
 /// `update_cluster`: write `fields` of `values` to the cluster `ident` (id or uuid, not
@@ -379,25 +383,27 @@ pub(crate) async fn update_tx<T: Record>(
     not_found: impl Fn() -> DbError,
 ) -> Result<T, DbError> {
     let mut tx = db.begin().await?;
-    let row = {
-        let mut conn = tx.conn();
-        let current = record::select_where::<T>(&mut conn, w, true)
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(&not_found)?;
-        if record::update_row(&mut conn, &current, values, fields).await? {
-            let id = match current.get("id") {
-                Some(Val::Int(id)) => id,
-                _ => 0,
-            };
-            fetch_by_id_on::<T>(&mut conn, id).await?
-        } else {
-            current
-        }
-    };
-    tx.commit().await?;
-    Ok(row)
+    let r: Result<_, DbError> = async {
+        Ok({
+            let mut conn = tx.conn();
+            let current = record::select_where::<T>(&mut conn, w, true)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(&not_found)?;
+            if record::update_row(&mut conn, &current, values, fields).await? {
+                let id = match current.get("id") {
+                    Some(Val::Int(id)) => id,
+                    _ => 0,
+                };
+                fetch_by_id_on::<T>(&mut conn, id).await?
+            } else {
+                current
+            }
+        })
+    }
+    .await;
+    tx.finish(r).await
 }
 
 /// The fields whose values differ between `old` and `new`, for [`update`]

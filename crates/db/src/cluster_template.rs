@@ -234,7 +234,7 @@ pub async fn destroy(db: &Database, ident: &str) -> Result<(), DbError> {
 
 async fn destroy_tx(db: &Database, w: &Where, ident: &str) -> Result<(), DbError> {
     let mut tx = db.begin().await?;
-    {
+    let r: Result<(), DbError> = async {
         let mut conn = tx.conn();
         let t = record::select_where::<ClusterTemplate>(&mut conn, w, true)
             .await?
@@ -245,8 +245,10 @@ async fn destroy_tx(db: &Database, w: &Where, ident: &str) -> Result<(), DbError
             return Err(DbError::ClusterTemplateReferenced(ident.to_string()));
         }
         record::delete_where::<ClusterTemplate>(&mut conn, w).await?;
+        Ok(())
     }
-    tx.commit().await
+    .await;
+    tx.finish(r).await
 }
 
 /// `_is_publishing_cluster_template`: exactly one field, which is `public` set to true,
@@ -284,28 +286,30 @@ async fn update_tx(
     fields: &[&'static str],
 ) -> Result<ClusterTemplate, DbError> {
     let mut tx = db.begin().await?;
-    let row = {
-        let mut conn = tx.conn();
-        let current = record::select_where::<ClusterTemplate>(&mut conn, w, true)
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(|| DbError::ClusterTemplateNotFound(ident.to_string()))?;
-        if is_referenced(&mut conn, &current.uuid).await?
-            && !is_publishing(values, fields)
-            && fields != ["name"]
-        {
-            return Err(DbError::ClusterTemplateReferenced(ident.to_string()));
-        }
-        if record::update_row(&mut conn, &current, values, fields).await? {
-            crate::cluster::fetch_by_id_on::<ClusterTemplate>(&mut conn, i64::from(current.id))
+    let r: Result<_, DbError> = async {
+        Ok({
+            let mut conn = tx.conn();
+            let current = record::select_where::<ClusterTemplate>(&mut conn, w, true)
                 .await?
-        } else {
-            current
-        }
-    };
-    tx.commit().await?;
-    Ok(row)
+                .into_iter()
+                .next()
+                .ok_or_else(|| DbError::ClusterTemplateNotFound(ident.to_string()))?;
+            if is_referenced(&mut conn, &current.uuid).await?
+                && !is_publishing(values, fields)
+                && fields != ["name"]
+            {
+                return Err(DbError::ClusterTemplateReferenced(ident.to_string()));
+            }
+            if record::update_row(&mut conn, &current, values, fields).await? {
+                crate::cluster::fetch_by_id_on::<ClusterTemplate>(&mut conn, i64::from(current.id))
+                    .await?
+            } else {
+                current
+            }
+        })
+    }
+    .await;
+    tx.finish(r).await
 }
 
 /// The fields whose values differ between `old` and `new`, for [`update`].

@@ -177,9 +177,8 @@ pub async fn destroy(db: &Database, ident: &str) -> Result<(), DbError> {
     identity_filter(&mut w, ident)?;
     let deleted = retry_on_deadlock!(async {
         let mut tx = db.begin().await?;
-        let n = record::delete_where::<Federation>(&mut tx.conn(), &w).await?;
-        tx.commit().await?;
-        Ok::<u64, DbError>(n)
+        let n = record::delete_where::<Federation>(&mut tx.conn(), &w).await;
+        tx.finish(n).await
     })?;
     if deleted == 0 {
         return Err(DbError::FederationNotFound(ident.to_string()));

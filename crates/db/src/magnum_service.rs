@@ -92,9 +92,8 @@ pub async fn destroy(db: &Database, id: i32) -> Result<(), DbError> {
     w.eq("id", id);
     let deleted = retry_on_deadlock!(async {
         let mut tx = db.begin().await?;
-        let n = record::delete_where::<MagnumService>(&mut tx.conn(), &w).await?;
-        tx.commit().await?;
-        Ok::<u64, DbError>(n)
+        let n = record::delete_where::<MagnumService>(&mut tx.conn(), &w).await;
+        tx.finish(n).await
     })?;
     if deleted != 1 {
         return Err(DbError::MagnumServiceNotFound(id.to_string()));
@@ -123,29 +122,31 @@ async fn update_tx(
     let mut w = Where::new();
     w.eq("id", id);
     let mut tx = db.begin().await?;
-    let row = {
-        let mut conn = tx.conn();
-        let current = record::select_where::<MagnumService>(&mut conn, &w, true)
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(|| DbError::MagnumServiceNotFound(id.to_string()))?;
-        let mut values = values.clone();
-        let mut fields = fields.to_vec();
-        if fields.contains(&"report_count") && values.report_count > current.report_count {
-            values.last_seen_up = Some(utcnow());
-            if !fields.contains(&"last_seen_up") {
-                fields.push("last_seen_up");
+    let r: Result<_, DbError> = async {
+        Ok({
+            let mut conn = tx.conn();
+            let current = record::select_where::<MagnumService>(&mut conn, &w, true)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(|| DbError::MagnumServiceNotFound(id.to_string()))?;
+            let mut values = values.clone();
+            let mut fields = fields.to_vec();
+            if fields.contains(&"report_count") && values.report_count > current.report_count {
+                values.last_seen_up = Some(utcnow());
+                if !fields.contains(&"last_seen_up") {
+                    fields.push("last_seen_up");
+                }
             }
-        }
-        if record::update_row(&mut conn, &current, &values, &fields).await? {
-            fetch_by_id_on::<MagnumService>(&mut conn, i64::from(id)).await?
-        } else {
-            current
-        }
-    };
-    tx.commit().await?;
-    Ok(row)
+            if record::update_row(&mut conn, &current, &values, &fields).await? {
+                fetch_by_id_on::<MagnumService>(&mut conn, i64::from(id)).await?
+            } else {
+                current
+            }
+        })
+    }
+    .await;
+    tx.finish(r).await
 }
 
 /// `MagnumService.report_state_up`: increment `report_count` (which also refreshes

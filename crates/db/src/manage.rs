@@ -290,7 +290,7 @@ fn outdated_or_unknown(current: String) -> DbError {
 pub async fn upgrade(db: &Database) -> Result<UpgradeOutcome, DbError> {
     let backend = db.backend();
     let mut tx = db.begin().await?;
-    let outcome = {
+    let result: Result<UpgradeOutcome, DbError> = async {
         let mut conn = tx.conn();
         let tables = table_names(&mut conn).await?;
         let has = |t: &str| tables.iter().any(|n| n == t);
@@ -333,11 +333,14 @@ pub async fn upgrade(db: &Database) -> Result<UpgradeOutcome, DbError> {
             }
             conn.execute_raw(&stmt).await?;
         }
-        UpgradeOutcome::Created
-    };
+        Ok(UpgradeOutcome::Created)
+    }
+    .await;
     // MySQL commits DDL implicitly; SQLite creates the schema atomically here.
-    tx.commit().await?;
-    tracing::info!(revision = HEAD, "created the Magnum schema");
+    let outcome = tx.finish(result).await?;
+    if outcome == UpgradeOutcome::Created {
+        tracing::info!(revision = HEAD, "created the Magnum schema");
+    }
     Ok(outcome)
 }
 
@@ -348,7 +351,7 @@ pub async fn stamp(db: &Database, rev: &str) -> Result<Option<&'static str>, DbE
     let target = resolve_revision(rev)?;
     let backend = db.backend();
     let mut tx = db.begin().await?;
-    {
+    let result: Result<(), DbError> = async {
         let mut conn = tx.conn();
         let tables = table_names(&mut conn).await?;
         if !tables.iter().any(|t| t == "alembic_version") {
@@ -371,8 +374,10 @@ pub async fn stamp(db: &Database, rev: &str) -> Result<Option<&'static str>, DbE
             )
             .await?;
         }
+        Ok(())
     }
-    tx.commit().await?;
+    .await;
+    tx.finish(result).await?;
     Ok(target)
 }
 

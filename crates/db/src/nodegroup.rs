@@ -242,7 +242,7 @@ pub async fn destroy(db: &Database, cluster_id: &str, ident: &str) -> Result<(),
 
 async fn destroy_tx(db: &Database, w: &Where, ident: &str) -> Result<(), DbError> {
     let mut tx = db.begin().await?;
-    {
+    let r: Result<(), DbError> = async {
         let mut conn = tx.conn();
         if record::select_where::<NodeGroup>(&mut conn, w, true)
             .await?
@@ -251,8 +251,10 @@ async fn destroy_tx(db: &Database, w: &Where, ident: &str) -> Result<(), DbError
             return Err(DbError::NodeGroupNotFound(ident.to_string()));
         }
         record::delete_where::<NodeGroup>(&mut conn, w).await?;
+        Ok(())
     }
-    tx.commit().await
+    .await;
+    tx.finish(r).await
 }
 
 /// `update_nodegroup`: write `fields` of `values` to the nodegroup `ident` (id or uuid) of

@@ -134,9 +134,8 @@ pub async fn delete(db: &Database, project_id: &str, resource: &str) -> Result<(
     let w = project_resource(project_id, resource);
     let deleted = retry_on_deadlock!(async {
         let mut tx = db.begin().await?;
-        let n = record::delete_where::<Quota>(&mut tx.conn(), &w).await?;
-        tx.commit().await?;
-        Ok::<u64, DbError>(n)
+        let n = record::delete_where::<Quota>(&mut tx.conn(), &w).await;
+        tx.finish(n).await
     })?;
     if deleted == 0 {
         return Err(not_found(project_id, resource));

@@ -1,0 +1,853 @@
+//! Clusters and nodegroups: Magnum's DB-API semantics on SQLite and MariaDB alike.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup, StringMap, Taint};
+use openkeel_db::{cluster, nodegroup, ClusterFilters, DbError, NodeGroupFilters, Page, Scope};
+
+fn cl(name: &str, project: &str) -> Cluster {
+    Cluster {
+        name: Some(name.into()),
+        project_id: Some(project.into()),
+        user_id: Some(format!("user-{project}")),
+        ..Cluster::default()
+    }
+}
+
+fn ng(cluster: &Cluster, name: &str, role: &str, count: i32) -> NodeGroup {
+    NodeGroup {
+        name: name.into(),
+        cluster_id: cluster.uuid.clone().unwrap(),
+        project_id: cluster.project_id.clone().unwrap(),
+        role: Some(role.into()),
+        node_count: Some(count),
+        ..NodeGroup::default()
+    }
+}
+
+fn names(list: &[Cluster]) -> Vec<String> {
+    list.iter()
+        .map(|c| c.name.clone().unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn create_get_and_defaults() {
+    on_every_backend!(|db, backend| {
+        let mut labels = StringMap::new();
+        labels.insert("kube_tag".into(), "v1.30.1".into());
+        labels.insert("min_node_count".into(), "1".into());
+        labels.insert("ünï".into(), "😀".into());
+        let c = cluster::create(
+            db,
+            &Cluster {
+                labels: Some(labels.clone()),
+                status: Some(ClusterStatus::CreateInProgress),
+                ..cl("alpha", "p1")
+            },
+        )
+        .await
+        .unwrap();
+        assert!(c.id > 0);
+        let uuid = c.uuid.clone().unwrap();
+        assert!(openkeel_db::ident::is_uuid_like(&uuid) && uuid == uuid.to_lowercase());
+        assert_eq!(c.floating_ip_enabled, Some(true));
+        assert_eq!(c.master_lb_enabled, Some(false));
+        assert!(c.created_at.is_some());
+        assert_eq!(c.created_at.unwrap().and_utc().timestamp_subsec_nanos(), 0);
+        assert_eq!(c.updated_at, None);
+        assert_eq!(c.labels.as_ref(), Some(&labels));
+        // Unset JSON columns are written as {} (never NULL), set ones as json.dumps text.
+        assert_eq!(c.health_status_reason, Some(StringMap::new()));
+        let raw = common::raw_text(
+            db,
+            &format!("SELECT labels FROM cluster WHERE id = {}", c.id),
+        )
+        .await;
+        assert_eq!(
+            raw.as_deref(),
+            Some(
+                r#"{"kube_tag": "v1.30.1", "min_node_count": "1", "\u00fcn\u00ef": "\ud83d\ude00"}"#
+            )
+        );
+        let raw = common::raw_text(
+            db,
+            &format!(
+                "SELECT health_status_reason FROM cluster WHERE id = {}",
+                c.id
+            ),
+        )
+        .await;
+        assert_eq!(raw.as_deref(), Some("{}"));
+
+        let p1 = Scope::project("p1");
+        assert_eq!(cluster::get_by_uuid(db, &p1, &uuid).await.unwrap(), c);
+        assert_eq!(
+            cluster::get_by_id(db, &p1, i64::from(c.id)).await.unwrap(),
+            c
+        );
+        assert_eq!(cluster::get_by_name(db, &p1, "alpha").await.unwrap(), c);
+        assert_eq!(cluster::get(db, &p1, &c.id.to_string()).await.unwrap(), c);
+        assert_eq!(cluster::get(db, &p1, &uuid).await.unwrap(), c);
+        assert!(matches!(
+            cluster::get(db, &p1, "alpha").await,
+            Err(DbError::InvalidIdentity(i)) if i == "alpha"
+        ));
+        // Uppercase uuids are UUID-like; the lookup is as given.
+        let err = cluster::get_by_name(db, &p1, "nope").await.unwrap_err();
+        assert_eq!(err.to_string(), "Cluster nope could not be found.");
+
+        // Duplicate uuid.
+        let dup = cluster::create(
+            db,
+            &Cluster {
+                uuid: Some(uuid.clone()),
+                ..cl("beta", "p1")
+            },
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(dup, DbError::ClusterAlreadyExists { .. }),
+            "{backend}: {dup:?}"
+        );
+        assert_eq!(
+            dup.to_string(),
+            format!("A cluster with UUID {uuid} already exists.")
+        );
+
+        // Same name twice → Conflict on get_by_name.
+        cluster::create(db, &cl("alpha", "p1")).await.unwrap();
+        let err = cluster::get_by_name(db, &p1, "alpha").await.unwrap_err();
+        assert!(matches!(err, DbError::Conflict(_)));
+        assert_eq!(
+            err.to_string(),
+            "Multiple clusters exist with same name. Please use the cluster uuid instead."
+        );
+        let me: openkeel_core::error::MagnumError = err.into();
+        assert_eq!(me.code(), 409);
+        assert_eq!(me.class_name(), "Conflict");
+    });
+}
+
+#[tokio::test]
+async fn tenant_scoping() {
+    on_every_backend!(|db, _backend| {
+        let c = cluster::create(db, &cl("mine", "p1")).await.unwrap();
+        let uuid = c.uuid.clone().unwrap();
+        let other = Scope::project("p2");
+        assert!(matches!(
+            cluster::get_by_uuid(db, &other, &uuid).await,
+            Err(DbError::ClusterNotFound(u)) if u == uuid
+        ));
+        // Admin without all_tenants is still filtered by project.
+        let admin = Scope {
+            project_id: Some("p2".into()),
+            is_admin: true,
+            ..Scope::default()
+        };
+        assert!(cluster::get_by_uuid(db, &admin, &uuid).await.is_err());
+        let all = Scope {
+            all_tenants: true,
+            ..admin.clone()
+        };
+        assert!(cluster::get_by_uuid(db, &all, &uuid).await.is_ok());
+        // No project: filtered by user.
+        let user_only = Scope {
+            user_id: Some("user-p1".into()),
+            ..Scope::default()
+        };
+        assert!(cluster::get_by_uuid(db, &user_only, &uuid).await.is_ok());
+        let other_user = Scope {
+            user_id: Some("someone".into()),
+            ..Scope::default()
+        };
+        assert!(cluster::get_by_uuid(db, &other_user, &uuid).await.is_err());
+        assert_eq!(
+            cluster::count(db, &Scope::project("p1"), &ClusterFilters::default())
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            cluster::count(db, &other, &ClusterFilters::default())
+                .await
+                .unwrap(),
+            0
+        );
+        assert_eq!(
+            cluster::count(db, &Scope::admin_all_tenants(), &ClusterFilters::default())
+                .await
+                .unwrap(),
+            1
+        );
+    });
+}
+
+#[tokio::test]
+async fn pagination_and_sorting() {
+    on_every_backend!(|db, backend| {
+        let scope = Scope::admin_all_tenants();
+        // Names: c, a, e, b, d (ids in creation order); one without a name.
+        let mut made = Vec::new();
+        for n in ["c", "a", "e", "b", "d"] {
+            made.push(cluster::create(db, &cl(n, "p1")).await.unwrap());
+        }
+        let unnamed = cluster::create(
+            db,
+            &Cluster {
+                name: None,
+                ..cl("", "p1")
+            },
+        )
+        .await
+        .unwrap();
+        let f = ClusterFilters::default();
+
+        let all = cluster::list(db, &scope, &f, &Page::all()).await.unwrap();
+        assert_eq!(
+            names(&all),
+            ["c", "a", "e", "b", "d", ""],
+            "{backend}: id order"
+        );
+
+        let by_name = cluster::list(db, &scope, &f, &Page::all().sort("name", "asc"))
+            .await
+            .unwrap();
+        assert_eq!(
+            names(&by_name),
+            ["", "a", "b", "c", "d", "e"],
+            "NULL sorts first"
+        );
+        let desc = cluster::list(db, &scope, &f, &Page::all().sort("name", "desc"))
+            .await
+            .unwrap();
+        assert_eq!(names(&desc), ["e", "d", "c", "b", "a", ""]);
+        let nl = cluster::list(db, &scope, &f, &Page::all().sort("name", "asc-nullslast"))
+            .await
+            .unwrap();
+        assert_eq!(names(&nl), ["a", "b", "c", "d", "e", ""]);
+
+        // Marker: the rows after it in the order; limit last.
+        let b = &made[3];
+        let page = cluster::list(
+            db,
+            &scope,
+            &f,
+            &Page::all().sort("name", "asc").marker(b).limit(2),
+        )
+        .await
+        .unwrap();
+        assert_eq!(names(&page), ["c", "d"]);
+        let page = cluster::list(db, &scope, &f, &Page::all().sort("name", "desc").marker(b))
+            .await
+            .unwrap();
+        assert_eq!(names(&page), ["a"], "desc: NULL names are not < 'b'");
+        // Default sort (id) with a marker.
+        let page = cluster::list(db, &scope, &f, &Page::all().marker(&made[1]).limit(3))
+            .await
+            .unwrap();
+        assert_eq!(names(&page), ["e", "b", "d"]);
+        // A marker whose sort value is NULL: only the id criterion applies.
+        let page = cluster::list(
+            db,
+            &scope,
+            &f,
+            &Page::all().sort("name", "asc").marker(&unnamed),
+        )
+        .await
+        .unwrap();
+        assert!(page.is_empty(), "{:?}", names(&page));
+        // Equal sort values continue by id.
+        let dup_a = cluster::create(db, &cl("a", "p1")).await.unwrap();
+        let page = cluster::list(
+            db,
+            &scope,
+            &f,
+            &Page::all().sort("name", "asc").marker(&made[1]).limit(2),
+        )
+        .await
+        .unwrap();
+        assert_eq!(page[0].id, dup_a.id);
+        assert_eq!(names(&page), ["a", "b"]);
+        // Limit 0.
+        assert!(cluster::list(db, &scope, &f, &Page::all().limit(0))
+            .await
+            .unwrap()
+            .is_empty());
+
+        // Bad sort key / direction.
+        let err = cluster::list(db, &scope, &f, &Page::all().sort("node_count", "asc"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, DbError::InvalidParameterValue(_)));
+        assert_eq!(
+            err.to_string(),
+            r#"The sort_key value "node_count" is an invalid field for sorting"#
+        );
+        let err = cluster::list(db, &scope, &f, &Page::all().sort("name", "up"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, DbError::InvalidSortDir(_)));
+        assert!(err
+            .to_string()
+            .starts_with("Unknown sort direction, must be one of: "));
+        // Sort by a boolean and by a JSON column work.
+        cluster::list(
+            db,
+            &scope,
+            &f,
+            &Page::all().sort("master_lb_enabled", "desc").marker(b),
+        )
+        .await
+        .unwrap();
+        cluster::list(db, &scope, &f, &Page::all().sort("labels", "asc").marker(b))
+            .await
+            .unwrap();
+    });
+}
+
+#[tokio::test]
+async fn filters_and_nodegroup_counts() {
+    on_every_backend!(|db, _backend| {
+        let scope = Scope::admin_all_tenants();
+        let a = cluster::create(
+            db,
+            &Cluster {
+                status: Some(ClusterStatus::CreateComplete),
+                cluster_template_id: Some("tpl-1".into()),
+                ..cl("a", "p1")
+            },
+        )
+        .await
+        .unwrap();
+        let b = cluster::create(
+            db,
+            &Cluster {
+                status: Some(ClusterStatus::UpdateFailed),
+                ..cl("b", "p2")
+            },
+        )
+        .await
+        .unwrap();
+        nodegroup::create(db, &ng(&a, "default-master", "master", 3))
+            .await
+            .unwrap();
+        nodegroup::create(db, &ng(&a, "default-worker", "worker", 2))
+            .await
+            .unwrap();
+        nodegroup::create(db, &ng(&a, "extra", "worker", 4))
+            .await
+            .unwrap();
+        nodegroup::create(db, &ng(&b, "default-master", "master", 1))
+            .await
+            .unwrap();
+        nodegroup::create(db, &ng(&b, "default-worker", "worker", 6))
+            .await
+            .unwrap();
+
+        let list = |f: ClusterFilters| {
+            let scope = scope.clone();
+            async move { names(&cluster::list(db, &scope, &f, &Page::all()).await.unwrap()) }
+        };
+        assert_eq!(
+            list(ClusterFilters::status(&[ClusterStatus::CreateComplete])).await,
+            ["a"]
+        );
+        assert_eq!(
+            list(ClusterFilters::status(&[
+                ClusterStatus::CreateComplete,
+                ClusterStatus::UpdateFailed
+            ]))
+            .await,
+            ["a", "b"]
+        );
+        assert!(list(ClusterFilters::status(&[])).await.is_empty());
+        assert_eq!(
+            list(ClusterFilters {
+                node_count: Some(6),
+                ..Default::default()
+            })
+            .await,
+            ["a", "b"]
+        );
+        assert_eq!(
+            list(ClusterFilters {
+                master_count: Some(3),
+                ..Default::default()
+            })
+            .await,
+            ["a"]
+        );
+        assert_eq!(
+            list(ClusterFilters {
+                node_count: Some(6),
+                master_count: Some(1),
+                ..Default::default()
+            })
+            .await,
+            ["b"]
+        );
+        assert_eq!(
+            list(ClusterFilters {
+                cluster_template_id: Some("tpl-1".into()),
+                ..Default::default()
+            })
+            .await,
+            ["a"]
+        );
+        assert_eq!(
+            list(ClusterFilters {
+                project_id: Some("p2".into()),
+                ..Default::default()
+            })
+            .await,
+            ["b"]
+        );
+        assert_eq!(
+            cluster::count(
+                db,
+                &scope,
+                &ClusterFilters {
+                    name: Some("b".into()),
+                    ..Default::default()
+                }
+            )
+            .await
+            .unwrap(),
+            1
+        );
+
+        // Stats: all nodegroups (masters included), per project.
+        let s = cluster::stats(db, None).await.unwrap();
+        assert_eq!((s.clusters, s.nodes), (2, 16));
+        let s = cluster::stats(db, Some("p1")).await.unwrap();
+        assert_eq!((s.clusters, s.nodes), (1, 9));
+        let s = cluster::stats(db, Some("nobody")).await.unwrap();
+        assert_eq!((s.clusters, s.nodes), (0, 0));
+    });
+}
+
+#[tokio::test]
+async fn list_with_nodegroups_in_two_queries() {
+    on_every_backend!(|db, _backend| {
+        let mut clusters = Vec::new();
+        for i in 0..5 {
+            let c = cluster::create(db, &cl(&format!("c{i}"), "p1"))
+                .await
+                .unwrap();
+            for j in 0..i {
+                nodegroup::create(db, &ng(&c, &format!("ng{j}"), "worker", j))
+                    .await
+                    .unwrap();
+            }
+            clusters.push(c);
+        }
+        // Another project's nodegroup inside p1's cluster is hidden from non-admins.
+        let mut foreign = ng(&clusters[1], "foreign", "worker", 1);
+        foreign.project_id = "p2".into();
+        nodegroup::create(db, &foreign).await.unwrap();
+
+        let before = db.statement_count();
+        let listed = cluster::list_with_nodegroups(
+            db,
+            &Scope::project("p1"),
+            &ClusterFilters::default(),
+            &Page::all(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(db.statement_count() - before, 2, "2 queries in total");
+        assert_eq!(listed.len(), 5);
+        for (i, (c, ngs)) in listed.iter().enumerate() {
+            assert_eq!(c, &clusters[i]);
+            let got: Vec<&str> = ngs.iter().map(|n| n.name.as_str()).collect();
+            let want: Vec<String> = (0..i).map(|j| format!("ng{j}")).collect();
+            assert_eq!(got, want, "cluster {i}");
+            // Same as the per-cluster listing Magnum does.
+            let single = nodegroup::list(
+                db,
+                &Scope::project("p1"),
+                c.uuid.as_deref().unwrap(),
+                &NodeGroupFilters::default(),
+                &Page::all(),
+            )
+            .await
+            .unwrap();
+            assert_eq!(&single, ngs);
+        }
+        let admin = Scope {
+            is_admin: true,
+            ..Scope::project("p1")
+        };
+        let listed = cluster::list_with_nodegroups(
+            db,
+            &admin,
+            &ClusterFilters::default(),
+            &Page::all().limit(2),
+        )
+        .await
+        .unwrap();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[1].1.len(), 2, "admins see the foreign nodegroup");
+        // Empty result: one query only.
+        let before = db.statement_count();
+        let none = cluster::list_with_nodegroups(
+            db,
+            &Scope::project("zz"),
+            &ClusterFilters::default(),
+            &Page::all(),
+        )
+        .await
+        .unwrap();
+        assert!(none.is_empty());
+        assert_eq!(db.statement_count() - before, 1);
+    });
+}
+
+#[tokio::test]
+async fn update_semantics() {
+    on_every_backend!(|db, _backend| {
+        let c = cluster::create(db, &cl("u", "p1")).await.unwrap();
+        let uuid = c.uuid.clone().unwrap();
+        // No change → no UPDATE, updated_at stays NULL.
+        let same = cluster::update(db, &uuid, &c, &["name"]).await.unwrap();
+        assert_eq!(same.updated_at, None);
+        let mut new = c.clone();
+        new.status = Some(ClusterStatus::CreateComplete);
+        new.api_address = Some("https://1.2.3.4:6443".into());
+        let fields = cluster::changed_fields(&c, &new);
+        assert_eq!(fields, ["api_address", "status"]);
+        let got = cluster::update(db, &c.id.to_string(), &new, &fields)
+            .await
+            .unwrap();
+        assert_eq!(got.status, Some(ClusterStatus::CreateComplete));
+        assert_eq!(got.api_address.as_deref(), Some("https://1.2.3.4:6443"));
+        assert!(got.updated_at.is_some());
+        assert_eq!(got.created_at, c.created_at);
+        // Only the listed fields are written.
+        let mut other = got.clone();
+        other.name = Some("renamed".into());
+        other.stack_id = Some("stack".into());
+        let got2 = cluster::update(db, &uuid, &other, &["stack_id"])
+            .await
+            .unwrap();
+        assert_eq!(got2.name.as_deref(), Some("u"));
+        assert_eq!(got2.stack_id.as_deref(), Some("stack"));
+        // uuid / id are refused, unknown fields too.
+        let err = cluster::update(db, &uuid, &other, &["uuid"])
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Cannot overwrite UUID for an existing Cluster."
+        );
+        assert!(matches!(
+            cluster::update(db, &uuid, &other, &["id"]).await,
+            Err(DbError::InvalidParameterValue(_))
+        ));
+        assert!(matches!(
+            cluster::update(db, &uuid, &other, &["node_count"]).await,
+            Err(DbError::InvalidParameterValue(_))
+        ));
+        assert!(matches!(
+            cluster::update(
+                db,
+                "5d12f6fd-a196-4bf0-ae4c-1f639a523a52",
+                &other,
+                &["name"]
+            )
+            .await,
+            Err(DbError::ClusterNotFound(_))
+        ));
+        assert!(matches!(
+            cluster::update(db, "some-name", &other, &["name"]).await,
+            Err(DbError::InvalidIdentity(_))
+        ));
+        // Setting a JSON column to None writes {} (Magnum's bind processor).
+        let mut h = got2.clone();
+        h.health_status_reason = None;
+        h.labels = Some(StringMap::from_iter([("a".to_string(), "1".to_string())]));
+        let got3 = cluster::update(db, &uuid, &h, &["health_status_reason", "labels"])
+            .await
+            .unwrap();
+        assert_eq!(got3.health_status_reason, Some(StringMap::new()));
+        assert_eq!(got3.labels.unwrap().get("a").map(String::as_str), Some("1"));
+    });
+}
+
+#[tokio::test]
+async fn destroy_and_cascade() {
+    on_every_backend!(|db, _backend| {
+        let admin = Scope::admin_all_tenants();
+        let a = cluster::create(db, &cl("a", "p1")).await.unwrap();
+        let b = cluster::create(db, &cl("b", "p1")).await.unwrap();
+        for c in [&a, &b] {
+            nodegroup::create(db, &ng(c, "default-master", "master", 1))
+                .await
+                .unwrap();
+            nodegroup::create(db, &ng(c, "default-worker", "worker", 1))
+                .await
+                .unwrap();
+        }
+        cluster::destroy_with_nodegroups(db, a.uuid.as_deref().unwrap())
+            .await
+            .unwrap();
+        assert!(cluster::get_by_id(db, &admin, i64::from(a.id))
+            .await
+            .is_err());
+        assert_eq!(
+            nodegroup::count(db, &admin, a.uuid.as_deref().unwrap())
+                .await
+                .unwrap(),
+            0
+        );
+        assert_eq!(
+            nodegroup::count(db, &admin, b.uuid.as_deref().unwrap())
+                .await
+                .unwrap(),
+            2
+        );
+        // destroy: the row only (Magnum's destroy_cluster).
+        cluster::destroy(db, &b.id.to_string()).await.unwrap();
+        assert_eq!(
+            nodegroup::count(db, &admin, b.uuid.as_deref().unwrap())
+                .await
+                .unwrap(),
+            2
+        );
+        let err = cluster::destroy(db, &b.id.to_string()).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("Cluster {} could not be found.", b.id)
+        );
+        assert!(matches!(
+            cluster::destroy(db, "name").await,
+            Err(DbError::InvalidIdentity(_))
+        ));
+    });
+}
+
+#[tokio::test]
+async fn nodegroups() {
+    on_every_backend!(|db, backend| {
+        let c = cluster::create(db, &cl("c", "p1")).await.unwrap();
+        let cid = c.uuid.clone().unwrap();
+        let taints: Vec<Taint> =
+            serde_json::from_str(r#"[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]"#)
+                .unwrap();
+        let master = nodegroup::create(
+            db,
+            &NodeGroup {
+                is_default: Some(true),
+                status: Some(ClusterStatus::CreateInProgress),
+                ..ng(&c, "default-master", "master", 1)
+            },
+        )
+        .await
+        .unwrap();
+        let worker = nodegroup::create(
+            db,
+            &NodeGroup {
+                is_default: Some(true),
+                node_taints: Some(taints.clone()),
+                node_addresses: Some(vec!["10.0.0.5".into()]),
+                ..ng(&c, "default-worker", "worker", 3)
+            },
+        )
+        .await
+        .unwrap();
+        let extra = nodegroup::create(db, &ng(&c, "extra", "worker", 2))
+            .await
+            .unwrap();
+        assert_eq!(extra.is_default, Some(false));
+        assert_eq!(extra.node_addresses, Some(vec![]));
+        assert_eq!(extra.node_labels, Some(StringMap::new()));
+        assert_eq!(extra.node_taints, Some(vec![]));
+        assert_eq!(
+            common::raw_text(
+                db,
+                &format!("SELECT node_taints FROM nodegroup WHERE id = {}", worker.id)
+            )
+            .await
+            .as_deref(),
+            Some(r#"[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]"#)
+        );
+        assert_eq!(
+            common::raw_text(
+                db,
+                &format!(
+                    "SELECT node_addresses FROM nodegroup WHERE id = {}",
+                    extra.id
+                )
+            )
+            .await
+            .as_deref(),
+            Some("[]")
+        );
+        assert_eq!(worker.node_taints, Some(taints));
+
+        // Duplicate (cluster_id, name).
+        let err = nodegroup::create(db, &ng(&c, "extra", "worker", 1))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, DbError::NodeGroupAlreadyExists { .. }),
+            "{backend}: {err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("A node group with name extra already exists in the cluster {cid}.")
+        );
+
+        let p1 = Scope::project("p1");
+        assert_eq!(nodegroup::get(db, &p1, &cid, "extra").await.unwrap(), extra);
+        assert_eq!(
+            nodegroup::get(db, &p1, &cid, &extra.id.to_string())
+                .await
+                .unwrap(),
+            extra
+        );
+        assert_eq!(
+            nodegroup::get(db, &p1, &cid, &extra.uuid).await.unwrap(),
+            extra
+        );
+        assert!(matches!(
+            nodegroup::get(db, &p1, "other-cluster", "extra").await,
+            Err(DbError::NodeGroupNotFound(n)) if n == "extra"
+        ));
+        // Nodegroup scoping: another project needs admin (all_tenants not required).
+        let p2 = Scope::project("p2");
+        assert!(nodegroup::get_by_name(db, &p2, &cid, "extra")
+            .await
+            .is_err());
+        let p2_admin = Scope {
+            is_admin: true,
+            ..p2.clone()
+        };
+        assert!(nodegroup::get_by_name(db, &p2_admin, &cid, "extra")
+            .await
+            .is_ok());
+
+        // Filters.
+        let list = |f: NodeGroupFilters| {
+            let cid = cid.clone();
+            async move {
+                nodegroup::list(db, &Scope::project("p1"), &cid, &f, &Page::all())
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(|n| n.name)
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(
+            list(NodeGroupFilters {
+                is_default: Some(true),
+                ..Default::default()
+            })
+            .await,
+            ["default-master", "default-worker"]
+        );
+        assert_eq!(
+            list(NodeGroupFilters {
+                role: Some("master".into()),
+                is_default: Some(true),
+                ..Default::default()
+            })
+            .await,
+            ["default-master"]
+        );
+        assert_eq!(
+            list(NodeGroupFilters {
+                node_count: Some(2),
+                ..Default::default()
+            })
+            .await,
+            ["extra"]
+        );
+        assert_eq!(
+            list(NodeGroupFilters {
+                node_addresses: Some(vec!["10.0.0.5".into()]),
+                ..Default::default()
+            })
+            .await,
+            ["default-worker"]
+        );
+        assert_eq!(
+            list(NodeGroupFilters {
+                status: Some(vec![ClusterStatus::CreateInProgress]),
+                ..Default::default()
+            })
+            .await,
+            ["default-master"]
+        );
+        let sorted = nodegroup::list(
+            db,
+            &p1,
+            &cid,
+            &NodeGroupFilters::default(),
+            &Page::all().sort("node_count", "desc"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            sorted.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+            ["default-worker", "extra", "default-master"]
+        );
+        assert_eq!(nodegroup::count(db, &p1, &cid).await.unwrap(), 3);
+
+        // Update (scoped by cluster), destroy.
+        let mut m = master.clone();
+        m.node_count = Some(3);
+        let m2 = nodegroup::update(db, &cid, &master.uuid, &m, &["node_count"])
+            .await
+            .unwrap();
+        assert_eq!(m2.node_count, Some(3));
+        assert!(m2.updated_at.is_some());
+        assert!(matches!(
+            nodegroup::update(db, "other", &master.uuid, &m, &["node_count"]).await,
+            Err(DbError::NodeGroupNotFound(_))
+        ));
+        nodegroup::destroy(db, &cid, &extra.uuid).await.unwrap();
+        assert!(matches!(
+            nodegroup::destroy(db, &cid, &extra.uuid).await,
+            Err(DbError::NodeGroupNotFound(_))
+        ));
+        assert_eq!(nodegroup::count(db, &p1, &cid).await.unwrap(), 2);
+    });
+}
+
+#[tokio::test]
+async fn rows_written_by_migrations_with_nulls_are_readable() {
+    on_every_backend!(|db, _backend| {
+        common::raw_exec(
+            db,
+            "INSERT INTO nodegroup (uuid, name, cluster_id, project_id, role, node_count, labels) \
+             VALUES ('1a2b3c4d-0000-4000-8000-000000000001', 'legacy', 'c-uuid', 'p1', 'worker', 1, \
+             '{\"flag\": true, \"n\": 2}')",
+        )
+        .await;
+        let n = nodegroup::get_by_name(db, &Scope::project("p1"), "c-uuid", "legacy")
+            .await
+            .unwrap();
+        assert_eq!(n.node_labels, None);
+        assert_eq!(n.node_taints, None);
+        assert_eq!(n.is_default, None);
+        let labels = n.labels.unwrap();
+        assert_eq!(labels.get("flag").map(String::as_str), Some("True"));
+        assert_eq!(labels.get("n").map(String::as_str), Some("2"));
+        // A bad status is a decode error, not a panic.
+        common::raw_exec(
+            db,
+            "UPDATE nodegroup SET status = 'BOGUS' WHERE name = 'legacy'",
+        )
+        .await;
+        assert!(matches!(
+            nodegroup::get_by_name(db, &Scope::project("p1"), "c-uuid", "legacy").await,
+            Err(DbError::Decode { .. })
+        ));
+    });
+}

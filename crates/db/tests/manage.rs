@@ -1,0 +1,314 @@
+//! `db-manage` behaviour and the schema on both backends; on MariaDB the schema must equal
+//! Magnum 23.0.0's migrated schema (`SHOW CREATE TABLE`, spec data in
+//! `tests/data/schema-mariadb.sql`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use openkeel_core::objects::Cluster;
+use openkeel_db::manage::{self, UpgradeOutcome, HEAD};
+use openkeel_db::{cluster, Database, DbError, Page, Pool, Scope};
+use sqlx::Row;
+
+const SPEC_SCHEMA: &str = include_str!("data/schema-mariadb.sql");
+
+/// The `SHOW CREATE TABLE` statements of the spec dump (part 2), by table name.
+fn spec_show_create() -> Vec<(String, String)> {
+    let part2 = SPEC_SCHEMA
+        .split("Part 2: SHOW CREATE TABLE")
+        .nth(1)
+        .expect("part 2 of the dump");
+    let mut out = Vec::new();
+    let mut lines = part2.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(rest) = line.strip_prefix("-- SHOW CREATE TABLE `") {
+            let name = rest.trim_end_matches('`').to_string();
+            let mut stmt = Vec::new();
+            for l in lines.by_ref() {
+                if l == ";" {
+                    break;
+                }
+                stmt.push(l);
+            }
+            out.push((name, normalise(&stmt.join("\n"))));
+        }
+    }
+    out
+}
+
+/// Drop the AUTO_INCREMENT=n table option (present only once rows exist).
+fn normalise(stmt: &str) -> String {
+    let re_free: String = stmt
+        .split(' ')
+        .filter(|w| !w.starts_with("AUTO_INCREMENT="))
+        .collect::<Vec<_>>()
+        .join(" ");
+    re_free.trim().to_string()
+}
+
+async fn mysql_show_create(db: &Database, table: &str) -> String {
+    let Pool::MySql(pool) = db.pool() else {
+        panic!("not MySQL")
+    };
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SHOW CREATE TABLE `{table}`")))
+        .fetch_one(pool)
+        .await
+        .expect("show create table");
+    normalise(&row.try_get::<String, _>(1).expect("statement"))
+}
+
+async fn table_dump(db: &Database) -> Vec<String> {
+    // A cheap fingerprint of the schema and data: table names and row counts.
+    let mut out = Vec::new();
+    for t in manage::TABLES {
+        let sql = format!("SELECT COUNT(*) FROM `{t}`");
+        let n: i64 = match db.pool() {
+            Pool::MySql(p) => sqlx::query(sqlx::AssertSqlSafe(sql))
+                .fetch_one(p)
+                .await
+                .expect("count")
+                .get(0),
+            Pool::Sqlite(p) => sqlx::query(sqlx::AssertSqlSafe(sql))
+                .fetch_one(p)
+                .await
+                .expect("count")
+                .get(0),
+        };
+        out.push(format!("{t}={n}"));
+    }
+    out
+}
+
+#[tokio::test]
+async fn schema_equals_magnum_on_mariadb() {
+    let Some(guard) = openkeel_tests::fresh_mysql_database().await else {
+        return;
+    };
+    let db = Database::connect(guard.url()).await.expect("connect");
+    assert_eq!(
+        manage::upgrade(&db).await.expect("upgrade"),
+        UpgradeOutcome::Created
+    );
+    let spec = spec_show_create();
+    assert_eq!(spec.len(), 8, "8 tables in the spec dump");
+    let Pool::MySql(pool) = db.pool() else {
+        panic!()
+    };
+    let mut tables: Vec<String> = sqlx::query("SHOW TABLES")
+        .fetch_all(pool)
+        .await
+        .expect("show tables")
+        .iter()
+        .map(|r| r.try_get::<String, _>(0).expect("name"))
+        .collect();
+    tables.sort();
+    let mut spec_names: Vec<String> = spec.iter().map(|(n, _)| n.clone()).collect();
+    spec_names.sort();
+    assert_eq!(tables, spec_names);
+    for (table, expected) in &spec {
+        let actual = mysql_show_create(&db, table).await;
+        assert_eq!(&actual, expected, "SHOW CREATE TABLE `{table}` differs");
+    }
+    // The AUTO_INCREMENT normalisation also holds once rows exist.
+    cluster::create(&db, &Cluster::default())
+        .await
+        .expect("create");
+    let (_, expected) = spec.iter().find(|(n, _)| n == "cluster").expect("cluster");
+    assert_eq!(&mysql_show_create(&db, "cluster").await, expected);
+}
+
+#[tokio::test]
+async fn upgrade_creates_then_is_idempotent() {
+    for t in common::empty_backends().await {
+        let db = &t.db;
+        assert_eq!(
+            manage::version(db).await.expect("version"),
+            None,
+            "{}",
+            t.name
+        );
+        assert_eq!(
+            manage::upgrade(db).await.expect("upgrade"),
+            UpgradeOutcome::Created
+        );
+        assert_eq!(
+            manage::version(db).await.expect("version").as_deref(),
+            Some(HEAD)
+        );
+        manage::check_current(db).await.expect("at head");
+        let c = cluster::create(
+            db,
+            &Cluster {
+                name: Some("keep".into()),
+                ..Cluster::default()
+            },
+        )
+        .await
+        .expect("create");
+        let before = table_dump(db).await;
+        assert_eq!(
+            manage::upgrade(db).await.expect("second upgrade"),
+            UpgradeOutcome::AlreadyAtHead
+        );
+        assert_eq!(table_dump(db).await, before, "{}", t.name);
+        let again = cluster::get_by_id(db, &Scope::admin_all_tenants(), i64::from(c.id))
+            .await
+            .expect("still there");
+        assert_eq!(again, c);
+    }
+}
+
+#[tokio::test]
+async fn upgrade_refuses_an_older_magnum_revision() {
+    for t in common::backends().await {
+        let db = &t.db;
+        cluster::create(
+            db,
+            &Cluster {
+                name: Some("old".into()),
+                ..Cluster::default()
+            },
+        )
+        .await
+        .expect("create");
+        assert_eq!(
+            manage::stamp(db, "c0f832afc4fd").await.expect("stamp"),
+            Some("c0f832afc4fd")
+        );
+        let before = table_dump(db).await;
+        let err = manage::upgrade(db).await.expect_err("must refuse");
+        match &err {
+            DbError::SchemaOutdated {
+                current,
+                missing,
+                head,
+            } => {
+                assert_eq!(current, "c0f832afc4fd");
+                assert_eq!(missing, &vec!["d7e6a4d39fe4", "b3e1cf4a2d5e"]);
+                assert_eq!(*head, HEAD);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let msg = err.to_string();
+        assert!(msg.contains("d7e6a4d39fe4, b3e1cf4a2d5e"), "{msg}");
+        assert!(msg.contains("magnum-db-manage upgrade"), "{msg}");
+        // Nothing changed: revision, tables, rows.
+        assert_eq!(
+            manage::version(db).await.expect("v").as_deref(),
+            Some("c0f832afc4fd")
+        );
+        assert_eq!(table_dump(db).await, before);
+        assert!(matches!(
+            manage::check_current(db).await,
+            Err(DbError::SchemaOutdated { .. })
+        ));
+        let listed = cluster::list(
+            db,
+            &Scope::admin_all_tenants(),
+            &Default::default(),
+            &Page::all(),
+        )
+        .await
+        .expect("list");
+        assert_eq!(listed.len(), 1, "{}", t.name);
+        // The first revision: 76 missing.
+        manage::stamp(db, "2581ebaf0cb2").await.expect("stamp");
+        match manage::upgrade(db).await {
+            Err(DbError::SchemaOutdated { missing, .. }) => assert_eq!(missing.len(), 76),
+            other => panic!("unexpected {other:?}"),
+        }
+        // Back to head: accepted again.
+        assert_eq!(manage::stamp(db, "head").await.expect("stamp"), Some(HEAD));
+        assert_eq!(
+            manage::upgrade(db).await.expect("ok"),
+            UpgradeOutcome::AlreadyAtHead
+        );
+    }
+}
+
+#[tokio::test]
+async fn unknown_revision_and_bad_states() {
+    for t in common::backends().await {
+        let db = &t.db;
+        // An unknown revision in the table (written by something else).
+        match db.pool() {
+            Pool::MySql(p) => {
+                sqlx::query("UPDATE alembic_version SET version_num = 'feedfacecafe'")
+                    .execute(p)
+                    .await
+                    .expect("update");
+            }
+            Pool::Sqlite(p) => {
+                sqlx::query("UPDATE alembic_version SET version_num = 'feedfacecafe'")
+                    .execute(p)
+                    .await
+                    .expect("update");
+            }
+        }
+        assert!(matches!(
+            manage::upgrade(db).await,
+            Err(DbError::UnknownRevision(r)) if r == "feedfacecafe"
+        ));
+        assert_eq!(
+            manage::version(db).await.expect("v").as_deref(),
+            Some("feedfacecafe")
+        );
+        // stamp validates its argument.
+        assert!(matches!(
+            manage::stamp(db, "feedfacecafe").await,
+            Err(DbError::InvalidRevision(_))
+        ));
+        // base clears the revision: tables without revision are refused by upgrade.
+        assert_eq!(manage::stamp(db, "base").await.expect("base"), None);
+        assert_eq!(manage::version(db).await.expect("v"), None);
+        assert!(matches!(
+            manage::upgrade(db).await,
+            Err(DbError::SchemaState(_))
+        ));
+        manage::stamp(db, "b3e1").await.expect("prefix");
+        assert_eq!(manage::version(db).await.expect("v").as_deref(), Some(HEAD));
+    }
+}
+
+#[tokio::test]
+async fn stamp_creates_the_version_table() {
+    for t in common::empty_backends().await {
+        manage::stamp(&t.db, "d7e6a4d39fe4").await.expect("stamp");
+        assert_eq!(
+            manage::version(&t.db).await.expect("v").as_deref(),
+            Some("d7e6a4d39fe4"),
+            "{}",
+            t.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn mysql_session_settings() {
+    let Some(guard) = openkeel_tests::fresh_mysql_database().await else {
+        return;
+    };
+    // Accept the SQLAlchemy form of the URL, as magnum.conf holds it.
+    let sa_url = guard.url().replacen("mysql://", "mysql+pymysql://", 1) + "?charset=utf8";
+    let db = Database::connect(&sa_url).await.expect("connect");
+    let Pool::MySql(pool) = db.pool() else {
+        panic!()
+    };
+    let row = sqlx::query("SELECT @@SESSION.sql_mode, @@SESSION.character_set_client")
+        .fetch_one(pool)
+        .await
+        .expect("select");
+    let mode: String = row.get(0);
+    let charset: String = row.get(1);
+    assert!(mode.contains("TRADITIONAL"), "{mode}");
+    assert!(charset.starts_with("utf8"), "{charset}");
+    // TRADITIONAL: too long values are errors, not truncations.
+    manage::upgrade(&db).await.expect("upgrade");
+    let long = Cluster {
+        status_reason: None,
+        name: Some("x".repeat(300)),
+        ..Cluster::default()
+    };
+    assert!(cluster::create(&db, &long).await.is_err());
+}
