@@ -21,6 +21,27 @@ pub enum Backend {
     Sqlite,
 }
 
+/// How to open a [`Database`]: the `[database]` options OpenKeel honours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectOptions {
+    /// `max_pool_size` (at least 1).
+    pub max_connections: u32,
+    /// `mysql_sql_mode` (default `TRADITIONAL`); `None` or empty keeps the server's mode.
+    pub mysql_sql_mode: Option<String>,
+    /// `connection_recycle_time`: connections older than this are replaced (MySQL).
+    pub recycle_time: Option<Duration>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            max_connections: 5,
+            mysql_sql_mode: Some("TRADITIONAL".into()),
+            recycle_time: Some(Duration::from_secs(3600)),
+        }
+    }
+}
+
 /// The sqlx pool behind a [`Database`], for callers that need raw SQL.
 #[derive(Debug, Clone)]
 pub enum Pool {
@@ -51,8 +72,34 @@ impl Database {
 
     /// [`Database::connect`] with an explicit pool size (`[database] max_pool_size`).
     pub async fn connect_with(url: &str, max_connections: u32) -> Result<Database, DbError> {
+        Self::connect_opts(
+            url,
+            &ConnectOptions {
+                max_connections,
+                ..ConnectOptions::default()
+            },
+        )
+        .await
+    }
+
+    /// [`Database::connect`] with the `[database]` options that apply ([`ConnectOptions`]).
+    pub async fn connect_opts(url: &str, options: &ConnectOptions) -> Result<Database, DbError> {
         let sqlx_url = crate::sqlx_url(url)?;
-        let max_connections = max_connections.max(1);
+        let max_connections = options.max_connections.max(1);
+        let set_sql_mode = match options.mysql_sql_mode.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(mode) => {
+                if !mode
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b',')
+                {
+                    return Err(DbError::InvalidParameterValue(format!(
+                        "invalid [database] mysql_sql_mode {mode:?}"
+                    )));
+                }
+                Some(format!("SET SESSION sql_mode = '{mode}'"))
+            }
+        };
         let pool = if sqlx_url.starts_with("mysql:") {
             let opts = MySqlConnectOptions::from_str(&sqlx_url)?
                 .pipes_as_concat(false)
@@ -61,9 +108,13 @@ impl Database {
             let pool = MySqlPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(30))
-                .after_connect(|conn, _meta| {
+                .max_lifetime(options.recycle_time)
+                .after_connect(move |conn, _meta| {
+                    let set = set_sql_mode.clone();
                     Box::pin(async move {
-                        conn.execute("SET SESSION sql_mode = 'TRADITIONAL'").await?;
+                        if let Some(set) = set {
+                            conn.execute(AssertSqlSafe(set)).await?;
+                        }
                         Ok(())
                     })
                 })

@@ -30,7 +30,7 @@ mod scope;
 mod url;
 pub mod x509keypair;
 
-pub use backend::{Backend, Database, Pool};
+pub use backend::{Backend, ConnectOptions, Database, Pool};
 pub use cluster::ClusterFilters;
 pub use cluster_template::ClusterTemplateFilters;
 pub use error::DbError;

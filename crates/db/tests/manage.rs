@@ -311,4 +311,34 @@ async fn mysql_session_settings() {
         ..Cluster::default()
     };
     assert!(cluster::create(&db, &long).await.is_err());
+    // mysql_sql_mode = "" keeps the server's mode.
+    let db2 = Database::connect_opts(
+        guard.url(),
+        &openkeel_db::ConnectOptions {
+            mysql_sql_mode: Some(String::new()),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("connect");
+    let Pool::MySql(pool2) = db2.pool() else {
+        panic!()
+    };
+    let mode: String = sqlx::query("SELECT @@SESSION.sql_mode")
+        .fetch_one(pool2)
+        .await
+        .expect("select")
+        .get(0);
+    assert!(!mode.contains("TRADITIONAL"), "{mode}");
+    assert!(Database::connect_opts(
+        guard.url(),
+        &openkeel_db::ConnectOptions {
+            mysql_sql_mode: Some("ANSI'; DROP".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .is_err());
+    db2.close().await;
+    db.close().await;
 }
