@@ -7,7 +7,11 @@
 
 pub mod accept;
 pub mod error;
+pub mod links;
 pub mod microversion;
+pub mod pagination;
+pub mod patch;
+pub mod pyliteral;
 pub mod request;
 pub mod resources;
 pub mod response;

@@ -1,0 +1,2176 @@
+//! Python values as Magnum's API code sees them, and `ast.literal_eval`.
+//!
+//! Magnum's PATCH dialect turns a string value for `/labels`, `/health_status_reason`,
+//! `/node_labels` and `/node_taints` into a Python object with `ast.literal_eval`, and many
+//! error messages embed Python's `repr()` / `str()` of request values (WSME's `Invalid input
+//! for field/attribute x. Value: '<str(v)>'`, `Couldn't apply patch '<repr(patch)>'`,
+//! jsonpointer's `member 'k' not found in <repr(dict)>`). This module provides:
+//!
+//! * [`PyValue`]: the Python object model those code paths work on (what `json.loads` and
+//!   `ast.literal_eval` can produce), with [`PyValue::repr`], [`PyValue::py_str`], Python
+//!   equality ([`PyValue::py_eq`]), truthiness and `type()` names;
+//! * [`literal_eval`]: CPython 3.11's `ast.literal_eval` of a string — the same accepted
+//!   literals, the same values, and the same error texts for the common mistakes
+//!   (`'{' was never closed`, `unterminated string literal`, `malformed node or string on line
+//!   1: <ast.Name object at 0x…>`, ...). The memory address in `malformed node` messages is a
+//!   fixed fake value;
+//! * [`repr_str`]: Python's `repr()` of a string.
+
+use openkeel_core::pyjson::float_repr;
+use serde_json::Value;
+use std::fmt;
+
+/// A Python object of the kinds JSON decoding and `ast.literal_eval` produce.
+#[derive(Debug, Clone)]
+pub enum PyValue {
+    None,
+    Bool(bool),
+    /// `int` (OpenKeel bounds it to 128 bits; larger literals are a syntax error here).
+    Int(i128),
+    Float(f64),
+    Complex(f64, f64),
+    Str(String),
+    Bytes(Vec<u8>),
+    Ellipsis,
+    List(Vec<PyValue>),
+    Tuple(Vec<PyValue>),
+    /// A `set`, in insertion order (Python's iteration order for small ints/strings differs;
+    /// only `repr` is affected).
+    Set(Vec<PyValue>),
+    /// A `dict`, in insertion order, keys unique under Python equality.
+    Dict(Vec<(PyValue, PyValue)>),
+    /// Any other object (e.g. a `datetime.datetime` in an object's `as_dict()`): its
+    /// qualified class name (`datetime.datetime`) and its `repr()`.
+    Opaque {
+        class: String,
+        repr: String,
+    },
+}
+
+impl PartialEq for PyValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.py_eq(other)
+    }
+}
+
+impl PyValue {
+    /// A `str`.
+    pub fn str(s: impl Into<String>) -> PyValue {
+        PyValue::Str(s.into())
+    }
+
+    /// `json.loads` of a JSON value: objects become dicts with `str` keys, integers `int`,
+    /// other numbers `float`.
+    pub fn from_json(v: &Value) -> PyValue {
+        match v {
+            Value::Null => PyValue::None,
+            Value::Bool(b) => PyValue::Bool(*b),
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    PyValue::Int(i128::from(i))
+                } else if let Some(u) = n.as_u64() {
+                    PyValue::Int(i128::from(u))
+                } else {
+                    PyValue::Float(n.as_f64().unwrap_or(f64::NAN))
+                }
+            }
+            Value::String(s) => PyValue::Str(s.clone()),
+            Value::Array(a) => PyValue::List(a.iter().map(PyValue::from_json).collect()),
+            Value::Object(m) => PyValue::Dict(
+                m.iter()
+                    .map(|(k, v)| (PyValue::Str(k.clone()), PyValue::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The JSON form (`json.dumps` of the value): tuples become arrays; `None` when the value
+    /// has no JSON form (sets, bytes, complex numbers, non-`str` dict keys other than
+    /// numbers/bools/None, which `json.dumps` would stringify — those are stringified too).
+    pub fn to_json(&self) -> Option<Value> {
+        Some(match self {
+            PyValue::None => Value::Null,
+            PyValue::Bool(b) => Value::Bool(*b),
+            PyValue::Int(i) => {
+                if let Ok(v) = i64::try_from(*i) {
+                    Value::from(v)
+                } else if let Ok(v) = u64::try_from(*i) {
+                    Value::from(v)
+                } else {
+                    return None;
+                }
+            }
+            PyValue::Float(f) => serde_json::Number::from_f64(*f).map(Value::Number)?,
+            PyValue::Str(s) => Value::String(s.clone()),
+            PyValue::List(items) | PyValue::Tuple(items) => {
+                Value::Array(items.iter().map(PyValue::to_json).collect::<Option<_>>()?)
+            }
+            PyValue::Dict(items) => {
+                let mut m = serde_json::Map::new();
+                for (k, v) in items {
+                    let key = match k {
+                        PyValue::Str(s) => s.clone(),
+                        PyValue::None => "null".into(),
+                        PyValue::Bool(true) => "true".into(),
+                        PyValue::Bool(false) => "false".into(),
+                        PyValue::Int(_) | PyValue::Float(_) => k.repr(),
+                        _ => return None,
+                    };
+                    m.insert(key, v.to_json()?);
+                }
+                Value::Object(m)
+            }
+            PyValue::Complex(..)
+            | PyValue::Bytes(_)
+            | PyValue::Ellipsis
+            | PyValue::Set(_)
+            | PyValue::Opaque { .. } => return None,
+        })
+    }
+
+    /// `type(v).__name__`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            PyValue::None => "NoneType",
+            PyValue::Bool(_) => "bool",
+            PyValue::Int(_) => "int",
+            PyValue::Float(_) => "float",
+            PyValue::Complex(..) => "complex",
+            PyValue::Str(_) => "str",
+            PyValue::Bytes(_) => "bytes",
+            PyValue::Ellipsis => "ellipsis",
+            PyValue::List(_) => "list",
+            PyValue::Tuple(_) => "tuple",
+            PyValue::Set(_) => "set",
+            PyValue::Dict(_) => "dict",
+            PyValue::Opaque { class, .. } => {
+                let c: &str = class;
+                match c.rsplit_once('.') {
+                    Some((_, "datetime")) => "datetime",
+                    _ => "object",
+                }
+            }
+        }
+    }
+
+    /// `str(type(v))`, e.g. `<class 'int'>`, `<class 'datetime.datetime'>`.
+    pub fn class_repr(&self) -> String {
+        match self {
+            PyValue::Opaque { class, .. } => format!("<class '{class}'>"),
+            _ => format!("<class '{}'>", self.type_name()),
+        }
+    }
+
+    /// A timezone-aware UTC `datetime.datetime` as Magnum's objects hold `created_at`.
+    pub fn datetime_utc(dt: &chrono::NaiveDateTime) -> PyValue {
+        use chrono::{Datelike, Timelike};
+        let mut r = format!(
+            "datetime.datetime({}, {}, {}, {}, {}",
+            dt.year(),
+            dt.month(),
+            dt.day(),
+            dt.hour(),
+            dt.minute()
+        );
+        let us = dt.nanosecond() / 1000;
+        if dt.second() != 0 || us != 0 {
+            r.push_str(&format!(", {}", dt.second()));
+        }
+        if us != 0 {
+            r.push_str(&format!(", {us}"));
+        }
+        r.push_str(", tzinfo=datetime.timezone.utc)");
+        PyValue::Opaque {
+            class: "datetime.datetime".into(),
+            repr: r,
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        matches!(self, PyValue::None)
+    }
+
+    /// `bool(v)`.
+    pub fn truthy(&self) -> bool {
+        match self {
+            PyValue::None => false,
+            PyValue::Bool(b) => *b,
+            PyValue::Int(i) => *i != 0,
+            PyValue::Float(f) => *f != 0.0,
+            PyValue::Complex(r, i) => *r != 0.0 || *i != 0.0,
+            PyValue::Str(s) => !s.is_empty(),
+            PyValue::Bytes(b) => !b.is_empty(),
+            PyValue::Ellipsis => true,
+            PyValue::List(v) | PyValue::Tuple(v) | PyValue::Set(v) => !v.is_empty(),
+            PyValue::Dict(v) => !v.is_empty(),
+            PyValue::Opaque { .. } => true,
+        }
+    }
+
+    /// The string, for a `str`.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            PyValue::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The items, for a `dict`.
+    pub fn as_dict(&self) -> Option<&[(PyValue, PyValue)]> {
+        match self {
+            PyValue::Dict(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// `d.get(key)` for a dict with a `str` key.
+    pub fn get(&self, key: &str) -> Option<&PyValue> {
+        self.as_dict()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// `d[key] = value` for a dict with a `str` key (keeps the position of an existing key).
+    pub fn set(&mut self, key: &str, value: PyValue) {
+        if let PyValue::Dict(items) = self {
+            if let Some(slot) = items.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
+                slot.1 = value;
+            } else {
+                items.push((PyValue::Str(key.to_string()), value));
+            }
+        }
+    }
+
+    /// Numeric view for equality: (real, imag) when the value is a number (bool included).
+    fn numeric(&self) -> Option<(f64, f64, Option<i128>)> {
+        match self {
+            PyValue::Bool(b) => Some((f64::from(u8::from(*b)), 0.0, Some(i128::from(*b)))),
+            PyValue::Int(i) => Some((*i as f64, 0.0, Some(*i))),
+            PyValue::Float(f) => Some((*f, 0.0, None)),
+            PyValue::Complex(r, i) => Some((*r, *i, None)),
+            _ => None,
+        }
+    }
+
+    /// Python `==`.
+    pub fn py_eq(&self, other: &PyValue) -> bool {
+        if let (Some(a), Some(b)) = (self.numeric(), other.numeric()) {
+            return match (a.2, b.2) {
+                (Some(x), Some(y)) => x == y,
+                _ => a.0 == b.0 && a.1 == b.1,
+            };
+        }
+        match (self, other) {
+            (PyValue::None, PyValue::None) | (PyValue::Ellipsis, PyValue::Ellipsis) => true,
+            (PyValue::Opaque { repr: a, .. }, PyValue::Opaque { repr: b, .. }) => a == b,
+            (PyValue::Str(a), PyValue::Str(b)) => a == b,
+            (PyValue::Bytes(a), PyValue::Bytes(b)) => a == b,
+            (PyValue::List(a), PyValue::List(b)) | (PyValue::Tuple(a), PyValue::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.py_eq(y))
+            }
+            (PyValue::Set(a), PyValue::Set(b)) => {
+                a.len() == b.len() && a.iter().all(|x| b.iter().any(|y| x.py_eq(y)))
+            }
+            (PyValue::Dict(a), PyValue::Dict(b)) => {
+                a.len() == b.len()
+                    && a.iter().all(|(k, v)| {
+                        b.iter()
+                            .find(|(k2, _)| k.py_eq(k2))
+                            .is_some_and(|(_, v2)| v.py_eq(v2))
+                    })
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `hash(v)` works (lists, dicts and sets, also nested in tuples, do not).
+    pub fn hashable(&self) -> Result<(), &'static str> {
+        match self {
+            PyValue::List(_) => Err("list"),
+            PyValue::Dict(_) => Err("dict"),
+            PyValue::Set(_) => Err("set"),
+            PyValue::Tuple(items) => items.iter().try_for_each(PyValue::hashable),
+            _ => Ok(()),
+        }
+    }
+
+    /// `repr(v)`.
+    pub fn repr(&self) -> String {
+        let mut out = String::new();
+        self.write_repr(&mut out);
+        out
+    }
+
+    /// `str(v)`: the string itself for `str`, else `repr(v)`.
+    pub fn py_str(&self) -> String {
+        match self {
+            PyValue::Str(s) => s.clone(),
+            _ => self.repr(),
+        }
+    }
+
+    fn write_repr(&self, out: &mut String) {
+        match self {
+            PyValue::None => out.push_str("None"),
+            PyValue::Bool(true) => out.push_str("True"),
+            PyValue::Bool(false) => out.push_str("False"),
+            PyValue::Int(i) => out.push_str(&i.to_string()),
+            PyValue::Float(f) => out.push_str(&py_float_repr(*f)),
+            PyValue::Complex(re, im) => out.push_str(&complex_repr(*re, *im)),
+            PyValue::Str(s) => out.push_str(&repr_str(s)),
+            PyValue::Bytes(b) => out.push_str(&repr_bytes(b)),
+            PyValue::Ellipsis => out.push_str("Ellipsis"),
+            PyValue::Opaque { repr, .. } => out.push_str(repr),
+            PyValue::List(items) => {
+                out.push('[');
+                write_items(out, items);
+                out.push(']');
+            }
+            PyValue::Tuple(items) => {
+                out.push('(');
+                write_items(out, items);
+                if items.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
+            }
+            PyValue::Set(items) => {
+                if items.is_empty() {
+                    out.push_str("set()");
+                } else {
+                    out.push('{');
+                    write_items(out, items);
+                    out.push('}');
+                }
+            }
+            PyValue::Dict(items) => {
+                out.push('{');
+                for (i, (k, v)) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    k.write_repr(out);
+                    out.push_str(": ");
+                    v.write_repr(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+impl fmt::Display for PyValue {
+    /// Python's `str()`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.py_str())
+    }
+}
+
+fn write_items(out: &mut String, items: &[PyValue]) {
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        v.write_repr(out);
+    }
+}
+
+/// Python's `repr(float)` (including `inf`, `-inf`, `nan`).
+pub fn py_float_repr(f: f64) -> String {
+    if f.is_nan() {
+        "nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        float_repr(f)
+    }
+}
+
+/// A float component of a complex repr: `repr` without a trailing `.0`.
+fn complex_part(f: f64) -> String {
+    let r = py_float_repr(f);
+    match r.strip_suffix(".0") {
+        Some(s) => s.to_string(),
+        None => r,
+    }
+}
+
+fn complex_repr(re: f64, im: f64) -> String {
+    if re == 0.0 && re.is_sign_positive() {
+        return format!("{}j", complex_part(im));
+    }
+    let im_s = complex_part(im);
+    let sign = if im_s.starts_with('-') { "" } else { "+" };
+    format!("({}{sign}{im_s}j)", complex_part(re))
+}
+
+/// Python 3's `str.isprintable()` for one character, approximated without Unicode tables:
+/// control characters, line/paragraph separators, spaces other than U+0020, the common format
+/// characters, surrogates and private-use characters are not printable.
+fn is_printable(c: char) -> bool {
+    let u = c as u32;
+    if c == ' ' {
+        return true;
+    }
+    if c.is_control() {
+        return false;
+    }
+    !matches!(u,
+        0xA0 | 0xAD | 0x1680 | 0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x2064
+        | 0x2066..=0x206F | 0x3000 | 0xFEFF | 0xFFF9..=0xFFFB | 0xE000..=0xF8FF
+        | 0x110000.. | 0xF0000..=0x10FFFF | 0x180E | 0x061C | 0x070F)
+}
+
+/// Python's `repr(str)`: single quotes unless the text contains `'` and no `"`.
+pub fn repr_str(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_printable(c) => out.push(c),
+            c => {
+                let u = c as u32;
+                if u <= 0xFF {
+                    out.push_str(&format!("\\x{u:02x}"));
+                } else if u <= 0xFFFF {
+                    out.push_str(&format!("\\u{u:04x}"));
+                } else {
+                    out.push_str(&format!("\\U{u:08x}"));
+                }
+            }
+        }
+    }
+    out.push(quote);
+    out
+}
+
+fn repr_bytes(b: &[u8]) -> String {
+    let quote = if b.contains(&b'\'') && !b.contains(&b'"') {
+        b'"'
+    } else {
+        b'\''
+    };
+    let mut out = String::from("b");
+    out.push(quote as char);
+    for &c in b {
+        match c {
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c as char);
+            }
+            0x20..=0x7e => out.push(c as char),
+            c => out.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    out.push(quote as char);
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// ast.literal_eval
+// ---------------------------------------------------------------------------------------
+
+/// Which Python exception `literal_eval` raised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiteralErrorKind {
+    /// `SyntaxError` (the text could not be parsed as an expression).
+    Syntax,
+    /// `ValueError` (`malformed node or string ...`).
+    Value,
+    /// `TypeError` (an unhashable dict key or set element). Magnum does not catch it (a 500);
+    /// OpenKeel reports it like the others.
+    Type,
+}
+
+/// A `literal_eval` failure; `Display` is Python's `str(exception)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiteralError {
+    pub kind: LiteralErrorKind,
+    pub message: String,
+}
+
+impl fmt::Display for LiteralError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LiteralError {}
+
+fn syntax(msg: impl fmt::Display, line: usize) -> LiteralError {
+    LiteralError {
+        kind: LiteralErrorKind::Syntax,
+        message: format!("{msg} (<unknown>, line {line})"),
+    }
+}
+
+/// The fake object address used in `<ast.X object at 0x…>`.
+const FAKE_ADDRESS: &str = "0x7f0000000000";
+
+/// `ast.literal_eval` of a non-string (an `int` or `bool` PATCH value):
+/// `malformed node or string: <repr>`.
+pub fn literal_eval_value(v: &PyValue) -> Result<PyValue, LiteralError> {
+    match v {
+        PyValue::Str(s) => literal_eval(s),
+        PyValue::Dict(_) | PyValue::List(_) => Ok(v.clone()),
+        other => Err(LiteralError {
+            kind: LiteralErrorKind::Value,
+            message: format!("malformed node or string: {}", other.repr()),
+        }),
+    }
+}
+
+/// CPython 3.11's `ast.literal_eval(src)`.
+pub fn literal_eval(src: &str) -> Result<PyValue, LiteralError> {
+    let src = src.trim_start_matches([' ', '\t']);
+    let tokens = tokenize(src)?;
+    let mut p = Parser {
+        toks: tokens,
+        pos: 0,
+    };
+    let node = p.parse_eval()?;
+    convert(&node)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Name(String),
+    Int(i128),
+    Float(f64),
+    Imag(f64),
+    /// One string literal: (is_bytes, is_fstring, value text or bytes)
+    Str(StrLit),
+    Op(&'static str),
+    Newline,
+    End,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum StrLit {
+    Text(String),
+    Bytes(Vec<u8>),
+    FString,
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    tok: Tok,
+    line: usize,
+}
+
+const OPS3: [&str; 6] = ["**=", "//=", ">>=", "<<=", "...", "!=="];
+const OPS2: [&str; 20] = [
+    "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "+=", "-=", "*=", "/=", "%=", "&=",
+    "|=", "^=", "@=", "<>",
+];
+const OPS1: &str = "+-*/%@&|^~<>()[]{},:.;=!";
+
+fn op_static(s: &str) -> &'static str {
+    for o in OPS3.iter().chain(OPS2.iter()) {
+        if *o == s {
+            return o;
+        }
+    }
+    match s {
+        "+" => "+",
+        "-" => "-",
+        "*" => "*",
+        "/" => "/",
+        "%" => "%",
+        "@" => "@",
+        "&" => "&",
+        "|" => "|",
+        "^" => "^",
+        "~" => "~",
+        "<" => "<",
+        ">" => ">",
+        "(" => "(",
+        ")" => ")",
+        "[" => "[",
+        "]" => "]",
+        "{" => "{",
+        "}" => "}",
+        "," => ",",
+        ":" => ":",
+        "." => ".",
+        ";" => ";",
+        "=" => "=",
+        _ => "!",
+    }
+}
+
+fn closing_of(open: char) -> char {
+    match open {
+        '(' => ')',
+        '[' => ']',
+        _ => '}',
+    }
+}
+
+fn is_ident_start(c: char) -> bool {
+    c == '_' || c.is_alphabetic()
+}
+
+fn is_ident_char(c: char) -> bool {
+    c == '_' || c.is_alphanumeric()
+}
+
+/// The tokenizer: Python's lexical rules for the subset of tokens an expression can hold,
+/// with the tokenizer-level errors CPython reports (unbalanced brackets, unterminated strings,
+/// bad number literals).
+fn tokenize(src: &str) -> Result<Vec<Token>, LiteralError> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut i = 0;
+    let mut line = 1;
+    let mut out: Vec<Token> = Vec::new();
+    let mut stack: Vec<(char, usize)> = Vec::new();
+    let mut line_has_tokens = false;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            ' ' | '\t' | '\x0c' => {
+                i += 1;
+            }
+            '\r' | '\n' => {
+                if c == '\r' && chars.get(i + 1) == Some(&'\n') {
+                    i += 1;
+                }
+                i += 1;
+                if stack.is_empty() && line_has_tokens {
+                    out.push(Token {
+                        tok: Tok::Newline,
+                        line,
+                    });
+                    line_has_tokens = false;
+                }
+                line += 1;
+            }
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' && chars[i] != '\r' {
+                    i += 1;
+                }
+            }
+            '\\' => match chars.get(i + 1) {
+                Some('\n') => {
+                    i += 2;
+                    line += 1;
+                }
+                Some('\r') => {
+                    i += 2;
+                    if chars.get(i) == Some(&'\n') {
+                        i += 1;
+                    }
+                    line += 1;
+                }
+                _ => {
+                    return Err(syntax(
+                        "unexpected character after line continuation character",
+                        line,
+                    ))
+                }
+            },
+            '(' | '[' | '{' => {
+                stack.push((c, line));
+                out.push(Token {
+                    tok: Tok::Op(op_static(&c.to_string())),
+                    line,
+                });
+                line_has_tokens = true;
+                i += 1;
+            }
+            ')' | ']' | '}' => {
+                match stack.pop() {
+                    None => return Err(syntax(format!("unmatched '{c}'"), line)),
+                    Some((open, oline)) if closing_of(open) != c => {
+                        let msg = if oline == line {
+                            format!(
+                                "closing parenthesis '{c}' does not match opening parenthesis '{open}'"
+                            )
+                        } else {
+                            format!("closing parenthesis '{c}' does not match opening parenthesis '{open}' on line {oline}")
+                        };
+                        return Err(syntax(msg, line));
+                    }
+                    Some(_) => {}
+                }
+                out.push(Token {
+                    tok: Tok::Op(op_static(&c.to_string())),
+                    line,
+                });
+                line_has_tokens = true;
+                i += 1;
+            }
+            c if c.is_ascii_digit()
+                || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) =>
+            {
+                let (tok, next) = lex_number(&chars, i, line)?;
+                out.push(Token { tok, line });
+                line_has_tokens = true;
+                i = next;
+            }
+            c if is_ident_start(c) => {
+                let start = i;
+                while i < chars.len() && is_ident_char(chars[i]) {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                let lower = word.to_ascii_lowercase();
+                let is_prefix = matches!(
+                    lower.as_str(),
+                    "r" | "u" | "b" | "br" | "rb" | "f" | "fr" | "rf"
+                );
+                if is_prefix && matches!(chars.get(i), Some('\'') | Some('"')) {
+                    let start_line = line;
+                    let (lit, next, lines) = lex_string(&chars, i, &lower, line)?;
+                    out.push(Token {
+                        tok: Tok::Str(lit),
+                        line: start_line,
+                    });
+                    line += lines;
+                    i = next;
+                } else {
+                    out.push(Token {
+                        tok: Tok::Name(word),
+                        line,
+                    });
+                }
+                line_has_tokens = true;
+            }
+            '\'' | '"' => {
+                let start_line = line;
+                let (lit, next, lines) = lex_string(&chars, i, "", line)?;
+                out.push(Token {
+                    tok: Tok::Str(lit),
+                    line: start_line,
+                });
+                line += lines;
+                i = next;
+                line_has_tokens = true;
+            }
+            _ => {
+                let rest: String = chars[i..chars.len().min(i + 3)].iter().collect();
+                let op = OPS3
+                    .iter()
+                    .find(|o| rest.starts_with(**o))
+                    .or_else(|| OPS2.iter().find(|o| rest.starts_with(**o)))
+                    .copied()
+                    .or_else(|| OPS1.contains(c).then(|| op_static(&c.to_string())));
+                match op {
+                    Some(o) if o != "!" && o != "!==" => {
+                        out.push(Token {
+                            tok: Tok::Op(o),
+                            line,
+                        });
+                        line_has_tokens = true;
+                        i += o.chars().count();
+                    }
+                    _ => {
+                        if c == '$' || c == '?' || c == '`' || c == '!' {
+                            return Err(syntax("invalid syntax", line));
+                        }
+                        return Err(syntax(
+                            format!("invalid character '{c}' (U+{:04X})", c as u32),
+                            line,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if let Some((open, oline)) = stack.last() {
+        return Err(syntax(format!("'{open}' was never closed"), *oline));
+    }
+    if line_has_tokens {
+        out.push(Token {
+            tok: Tok::Newline,
+            line,
+        });
+    }
+    out.push(Token {
+        tok: Tok::End,
+        line,
+    });
+    Ok(out)
+}
+
+fn lex_number(chars: &[char], start: usize, line: usize) -> Result<(Tok, usize), LiteralError> {
+    let mut i = start;
+    let word_end = |mut j: usize| {
+        while j < chars.len() && (is_ident_char(chars[j]) || chars[j] == '.') {
+            j += 1;
+        }
+        j
+    };
+    // Radix literals.
+    if chars[i] == '0' {
+        if let Some(r) = chars.get(i + 1).map(|c| c.to_ascii_lowercase()) {
+            let (radix, name) = match r {
+                'x' => (16, "hexadecimal"),
+                'o' => (8, "octal"),
+                'b' => (2, "binary"),
+                _ => (0, ""),
+            };
+            if radix != 0 {
+                i += 2;
+                let mut digits = String::new();
+                let mut last_us = true;
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                    let c = chars[i];
+                    if c == '_' {
+                        if last_us {
+                            return Err(syntax(format!("invalid {name} literal"), line));
+                        }
+                        last_us = true;
+                    } else if c.is_digit(radix) {
+                        digits.push(c);
+                        last_us = false;
+                    } else if c.is_ascii_digit() {
+                        return Err(syntax(
+                            format!("invalid digit '{c}' in {name} literal"),
+                            line,
+                        ));
+                    } else {
+                        return Err(syntax(format!("invalid {name} literal"), line));
+                    }
+                    i += 1;
+                }
+                if digits.is_empty() || last_us {
+                    return Err(syntax(format!("invalid {name} literal"), line));
+                }
+                let v = i128::from_str_radix(&digits, radix)
+                    .map_err(|_| syntax("integer literal too large", line))?;
+                return Ok((Tok::Int(v), i));
+            }
+        }
+    }
+    // Decimal: digits [. digits] [e [+-] digits] [j]
+    let mut text = String::new();
+    let mut is_float = false;
+    let digits = |i: &mut usize, text: &mut String| -> Result<bool, LiteralError> {
+        let mut any = false;
+        let mut last_us = false;
+        while *i < chars.len() && (chars[*i].is_ascii_digit() || chars[*i] == '_') {
+            if chars[*i] == '_' {
+                if !any || last_us {
+                    return Err(syntax("invalid decimal literal", line));
+                }
+                last_us = true;
+            } else {
+                text.push(chars[*i]);
+                any = true;
+                last_us = false;
+            }
+            *i += 1;
+        }
+        if last_us {
+            return Err(syntax("invalid decimal literal", line));
+        }
+        Ok(any)
+    };
+    let int_part = digits(&mut i, &mut text)?;
+    if chars.get(i) == Some(&'.') {
+        is_float = true;
+        text.push('.');
+        i += 1;
+        if chars.get(i) == Some(&'_') {
+            return Err(syntax("invalid decimal literal", line));
+        }
+        digits(&mut i, &mut text)?;
+    }
+    if matches!(chars.get(i), Some('e') | Some('E')) {
+        let save = i;
+        let mut exp = String::from("e");
+        i += 1;
+        if matches!(chars.get(i), Some('+') | Some('-')) {
+            exp.push(chars[i]);
+            i += 1;
+        }
+        let mut d = String::new();
+        if !digits(&mut i, &mut d)? {
+            let _ = save;
+            return Err(syntax("invalid decimal literal", line));
+        }
+        exp.push_str(&d);
+        text.push_str(&exp);
+        is_float = true;
+    }
+    let imag = matches!(chars.get(i), Some('j') | Some('J'));
+    if imag {
+        i += 1;
+    }
+    if i < chars.len() && is_ident_char(chars[i]) {
+        let _ = word_end(i);
+        return Err(syntax("invalid decimal literal", line));
+    }
+    if imag {
+        let f: f64 = text.parse().unwrap_or(f64::INFINITY);
+        return Ok((Tok::Imag(f), i));
+    }
+    if is_float {
+        let f: f64 = text.parse().unwrap_or(f64::INFINITY);
+        return Ok((Tok::Float(f), i));
+    }
+    let _ = int_part;
+    if text.len() > 1 && text.starts_with('0') && text.chars().any(|c| c != '0') {
+        return Err(syntax("leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers", line));
+    }
+    let v: i128 = text
+        .parse()
+        .map_err(|_| syntax("integer literal too large", line))?;
+    Ok((Tok::Int(v), i))
+}
+
+/// Lex one string literal starting at the quote `chars[start]`. Returns the literal, the
+/// index after it and how many newlines it spans.
+fn lex_string(
+    chars: &[char],
+    start: usize,
+    prefix: &str,
+    line: usize,
+) -> Result<(StrLit, usize, usize), LiteralError> {
+    let q = chars[start];
+    let triple = chars.get(start + 1) == Some(&q) && chars.get(start + 2) == Some(&q);
+    let mut i = start + if triple { 3 } else { 1 };
+    let raw = prefix.contains('r');
+    let bytes = prefix.contains('b');
+    let fstr = prefix.contains('f');
+    let mut body: Vec<char> = Vec::new();
+    let mut lines = 0;
+    loop {
+        let Some(&c) = chars.get(i) else {
+            let what = if triple {
+                "unterminated triple-quoted string literal"
+            } else {
+                "unterminated string literal"
+            };
+            return Err(syntax(
+                format!("{what} (detected at line {})", line + lines),
+                line,
+            ));
+        };
+        if c == q {
+            if !triple {
+                i += 1;
+                break;
+            }
+            if chars.get(i + 1) == Some(&q) && chars.get(i + 2) == Some(&q) {
+                i += 3;
+                break;
+            }
+        }
+        if (c == '\n' || c == '\r') && !triple {
+            return Err(syntax(
+                format!(
+                    "unterminated string literal (detected at line {})",
+                    line + lines
+                ),
+                line,
+            ));
+        }
+        if c == '\n' {
+            lines += 1;
+        }
+        if c == '\\' {
+            if let Some(&n) = chars.get(i + 1) {
+                body.push(c);
+                body.push(n);
+                if n == '\n' {
+                    lines += 1;
+                }
+                i += 2;
+                continue;
+            }
+        }
+        body.push(c);
+        i += 1;
+    }
+    if fstr {
+        return Ok((StrLit::FString, i, lines));
+    }
+    if bytes {
+        if body.iter().any(|c| !c.is_ascii()) {
+            return Err(syntax(
+                "bytes can only contain ASCII literal characters",
+                line,
+            ));
+        }
+        let v = if raw {
+            body.iter().map(|c| *c as u8).collect()
+        } else {
+            unescape_bytes(&body)
+        };
+        return Ok((StrLit::Bytes(v), i, lines));
+    }
+    let text = if raw {
+        body.iter().collect()
+    } else {
+        unescape_text(&body).map_err(|m| syntax(m, line))?
+    };
+    Ok((StrLit::Text(text), i, lines))
+}
+
+fn unicode_error(pos: usize, end: usize, what: &str) -> String {
+    format!(
+        "(unicode error) 'unicodeescape' codec can't decode bytes in position {pos}-{end}: {what}"
+    )
+}
+
+fn unescape_text(body: &[char]) -> Result<String, String> {
+    let mut out = String::new();
+    let mut i = 0;
+    // Positions are byte offsets in the UTF-8 encoding of the literal's body.
+    let byte_pos = |idx: usize| -> usize { body[..idx].iter().map(|c| c.len_utf8()).sum() };
+    while i < body.len() {
+        let c = body[i];
+        if c != '\\' || i + 1 >= body.len() {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let n = body[i + 1];
+        match n {
+            '\n' => i += 2,
+            '\\' | '\'' | '"' => {
+                out.push(n);
+                i += 2;
+            }
+            'a' => {
+                out.push('\x07');
+                i += 2;
+            }
+            'b' => {
+                out.push('\x08');
+                i += 2;
+            }
+            'f' => {
+                out.push('\x0c');
+                i += 2;
+            }
+            'n' => {
+                out.push('\n');
+                i += 2;
+            }
+            'r' => {
+                out.push('\r');
+                i += 2;
+            }
+            't' => {
+                out.push('\t');
+                i += 2;
+            }
+            'v' => {
+                out.push('\x0b');
+                i += 2;
+            }
+            '0'..='7' => {
+                let mut v = 0u32;
+                let mut j = i + 1;
+                while j < body.len() && j < i + 4 && body[j].is_digit(8) {
+                    v = v * 8 + body[j].to_digit(8).unwrap_or(0);
+                    j += 1;
+                }
+                out.push(char::from_u32(v).unwrap_or('\u{fffd}'));
+                i = j;
+            }
+            'x' | 'u' | 'U' => {
+                let (len, what) = match n {
+                    'x' => (2, "truncated \\xXX escape"),
+                    'u' => (4, "truncated \\uXXXX escape"),
+                    _ => (8, "truncated \\UXXXXXXXX escape"),
+                };
+                let hex: String = body[i + 2..body.len().min(i + 2 + len)].iter().collect();
+                if hex.chars().count() < len || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                    let good = hex.chars().take_while(char::is_ascii_hexdigit).count();
+                    let end = byte_pos(i) + 1 + good;
+                    return Err(unicode_error(byte_pos(i), end, what));
+                }
+                let v = u32::from_str_radix(&hex, 16).unwrap_or(0xFFFD);
+                match char::from_u32(v) {
+                    Some(ch) => out.push(ch),
+                    None => {
+                        return Err(unicode_error(
+                            byte_pos(i),
+                            byte_pos(i) + 1 + len,
+                            "illegal Unicode character",
+                        ))
+                    }
+                }
+                i += 2 + len;
+            }
+            'N' => {
+                let end = body[i..]
+                    .iter()
+                    .position(|c| *c == '}')
+                    .map_or(body.len(), |p| i + p);
+                return Err(unicode_error(
+                    byte_pos(i),
+                    byte_pos(end.min(body.len() - 1)),
+                    "unknown Unicode character name",
+                ));
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+                i += 2;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn unescape_bytes(body: &[char]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let c = body[i];
+        if c != '\\' || i + 1 >= body.len() {
+            out.push(c as u8);
+            i += 1;
+            continue;
+        }
+        let n = body[i + 1];
+        let simple = match n {
+            '\\' => Some(b'\\'),
+            '\'' => Some(b'\''),
+            '"' => Some(b'"'),
+            'a' => Some(7),
+            'b' => Some(8),
+            'f' => Some(12),
+            'n' => Some(b'\n'),
+            'r' => Some(b'\r'),
+            't' => Some(b'\t'),
+            'v' => Some(11),
+            _ => None,
+        };
+        if let Some(b) = simple {
+            out.push(b);
+            i += 2;
+        } else if n == '\n' {
+            i += 2;
+        } else if n.is_digit(8) {
+            let mut v = 0u32;
+            let mut j = i + 1;
+            while j < body.len() && j < i + 4 && body[j].is_digit(8) {
+                v = v * 8 + body[j].to_digit(8).unwrap_or(0);
+                j += 1;
+            }
+            out.push((v & 0xFF) as u8);
+            i = j;
+        } else if n == 'x'
+            && body.len() >= i + 4
+            && body[i + 2].is_ascii_hexdigit()
+            && body[i + 3].is_ascii_hexdigit()
+        {
+            let h: String = body[i + 2..i + 4].iter().collect();
+            out.push(u8::from_str_radix(&h, 16).unwrap_or(0));
+            i += 4;
+        } else {
+            out.push(b'\\');
+            out.push(n as u8);
+            i += 2;
+        }
+    }
+    out
+}
+
+/// The expression tree, reduced to what `literal_eval` distinguishes.
+#[derive(Debug, Clone)]
+enum Node {
+    Constant(PyValue, usize),
+    Name(String, usize),
+    JoinedStr(usize),
+    Tuple(Vec<Node>, usize),
+    List(Vec<Node>, usize),
+    Set(Vec<Node>, usize),
+    /// Keys (`None` for `**x`) and values.
+    Dict(Vec<Option<Node>>, Vec<Node>, usize),
+    Call(Box<Node>, usize, bool),
+    UnaryOp(&'static str, Box<Node>, usize),
+    BinOp(Box<Node>, &'static str, Box<Node>, usize),
+    /// Any other expression kind (its AST class name), which literal_eval rejects.
+    Other(&'static str, usize),
+}
+
+impl Node {
+    fn line(&self) -> usize {
+        match self {
+            Node::Constant(_, l)
+            | Node::Name(_, l)
+            | Node::JoinedStr(l)
+            | Node::Tuple(_, l)
+            | Node::List(_, l)
+            | Node::Set(_, l)
+            | Node::Dict(_, _, l)
+            | Node::Call(_, l, _)
+            | Node::UnaryOp(_, _, l)
+            | Node::BinOp(_, _, _, l)
+            | Node::Other(_, l) => *l,
+        }
+    }
+
+    fn class(&self) -> &'static str {
+        match self {
+            Node::Constant(..) => "Constant",
+            Node::Name(..) => "Name",
+            Node::JoinedStr(_) => "JoinedStr",
+            Node::Tuple(..) => "Tuple",
+            Node::List(..) => "List",
+            Node::Set(..) => "Set",
+            Node::Dict(..) => "Dict",
+            Node::Call(..) => "Call",
+            Node::UnaryOp(..) => "UnaryOp",
+            Node::BinOp(..) => "BinOp",
+            Node::Other(c, _) => c,
+        }
+    }
+}
+
+fn malformed(node: Option<&Node>) -> LiteralError {
+    let message = match node {
+        None => "malformed node or string: None".to_string(),
+        Some(n) => format!(
+            "malformed node or string on line {}: <ast.{} object at {FAKE_ADDRESS}>",
+            n.line(),
+            n.class()
+        ),
+    };
+    LiteralError {
+        kind: LiteralErrorKind::Value,
+        message,
+    }
+}
+
+fn convert_num(node: &Node) -> Result<PyValue, LiteralError> {
+    match node {
+        Node::Constant(v @ (PyValue::Int(_) | PyValue::Float(_) | PyValue::Complex(..)), _) => {
+            Ok(v.clone())
+        }
+        other => Err(malformed(Some(other))),
+    }
+}
+
+fn negate(v: PyValue) -> PyValue {
+    match v {
+        PyValue::Int(i) => PyValue::Int(-i),
+        PyValue::Float(f) => PyValue::Float(-f),
+        PyValue::Complex(r, i) => PyValue::Complex(-r, -i),
+        other => other,
+    }
+}
+
+fn convert_signed_num(node: &Node) -> Result<PyValue, LiteralError> {
+    if let Node::UnaryOp(op @ ("+" | "-"), operand, _) = node {
+        let v = convert_num(operand)?;
+        return Ok(if *op == "-" { negate(v) } else { v });
+    }
+    convert_num(node)
+}
+
+fn insert_unique(items: &mut Vec<PyValue>, v: PyValue) -> Result<(), LiteralError> {
+    check_hashable(&v)?;
+    if !items.iter().any(|x| x.py_eq(&v)) {
+        items.push(v);
+    }
+    Ok(())
+}
+
+fn check_hashable(v: &PyValue) -> Result<(), LiteralError> {
+    v.hashable().map_err(|t| LiteralError {
+        kind: LiteralErrorKind::Type,
+        message: format!("unhashable type: '{t}'"),
+    })
+}
+
+fn convert(node: &Node) -> Result<PyValue, LiteralError> {
+    match node {
+        Node::Constant(v, _) => Ok(v.clone()),
+        Node::Tuple(items, _) => Ok(PyValue::Tuple(
+            items.iter().map(convert).collect::<Result<_, _>>()?,
+        )),
+        Node::List(items, _) => Ok(PyValue::List(
+            items.iter().map(convert).collect::<Result<_, _>>()?,
+        )),
+        Node::Set(items, _) => {
+            let mut out = Vec::new();
+            for n in items {
+                insert_unique(&mut out, convert(n)?)?;
+            }
+            Ok(PyValue::Set(out))
+        }
+        Node::Call(func, _, no_args)
+            if *no_args && matches!(func.as_ref(), Node::Name(n, _) if n == "set") =>
+        {
+            Ok(PyValue::Set(Vec::new()))
+        }
+        Node::Dict(keys, values, _) => {
+            let mut out: Vec<(PyValue, PyValue)> = Vec::new();
+            for (k, v) in keys.iter().zip(values) {
+                let key = match k {
+                    Some(k) => convert(k)?,
+                    None => return Err(malformed(None)),
+                };
+                let value = convert(v)?;
+                check_hashable(&key)?;
+                if let Some(slot) = out.iter_mut().find(|(k2, _)| k2.py_eq(&key)) {
+                    slot.1 = value;
+                } else {
+                    out.push((key, value));
+                }
+            }
+            Ok(PyValue::Dict(out))
+        }
+        Node::BinOp(left, op @ ("+" | "-"), right, _) => {
+            let l = convert_signed_num(left)?;
+            let r = convert_num(right)?;
+            if let (PyValue::Int(_) | PyValue::Float(_), PyValue::Complex(ri, ii)) = (&l, &r) {
+                let lf = match l {
+                    PyValue::Int(i) => i as f64,
+                    PyValue::Float(f) => f,
+                    _ => 0.0,
+                };
+                return Ok(if *op == "+" {
+                    PyValue::Complex(lf + ri, 0.0 + ii)
+                } else {
+                    PyValue::Complex(lf - ri, 0.0 - ii)
+                });
+            }
+            convert_signed_num(node)
+        }
+        other => convert_signed_num(other),
+    }
+}
+
+struct Parser {
+    toks: Vec<Token>,
+    pos: usize,
+}
+
+type PResult<T> = Result<T, LiteralError>;
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.pos.min(self.toks.len() - 1)].tok
+    }
+
+    fn line(&self) -> usize {
+        self.toks[self.pos.min(self.toks.len() - 1)].line
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.toks[self.pos.min(self.toks.len() - 1)].clone();
+        if self.pos < self.toks.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn is_op(&self, op: &str) -> bool {
+        matches!(self.peek(), Tok::Op(o) if *o == op)
+    }
+
+    fn is_name(&self, kw: &str) -> bool {
+        matches!(self.peek(), Tok::Name(n) if n == kw)
+    }
+
+    fn eat_op(&mut self, op: &str) -> bool {
+        if self.is_op(op) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn invalid(&self) -> LiteralError {
+        let line = match self.peek() {
+            Tok::End => {
+                // CPython reports an empty input at line 0.
+                if self.toks.len() <= 1 {
+                    0
+                } else {
+                    self.line()
+                }
+            }
+            _ => self.line(),
+        };
+        syntax("invalid syntax", line)
+    }
+
+    /// Tokens that can start an expression.
+    fn starts_expr(&self) -> bool {
+        match self.peek() {
+            Tok::Name(n) => !matches!(
+                n.as_str(),
+                "if" | "else"
+                    | "for"
+                    | "in"
+                    | "is"
+                    | "and"
+                    | "or"
+                    | "from"
+                    | "import"
+                    | "as"
+                    | "def"
+                    | "class"
+                    | "return"
+                    | "pass"
+                    | "while"
+                    | "with"
+                    | "del"
+                    | "try"
+                    | "except"
+                    | "finally"
+                    | "raise"
+                    | "global"
+                    | "nonlocal"
+                    | "assert"
+                    | "break"
+                    | "continue"
+                    | "elif"
+                    | "yield"
+            ),
+            Tok::Int(_) | Tok::Float(_) | Tok::Imag(_) | Tok::Str(_) => true,
+            Tok::Op(o) => matches!(*o, "(" | "[" | "{" | "-" | "+" | "~" | "..."),
+            _ => false,
+        }
+    }
+
+    fn parse_eval(&mut self) -> PResult<Node> {
+        if matches!(self.peek(), Tok::End | Tok::Newline) {
+            return Err(syntax("invalid syntax", 0));
+        }
+        let node = self.parse_tuple_or_expr(false)?;
+        if matches!(self.peek(), Tok::Newline) {
+            self.bump();
+        }
+        if !matches!(self.peek(), Tok::End) {
+            return Err(self.invalid());
+        }
+        Ok(node)
+    }
+
+    /// `expr (',' expr)* [',']` — a bare tuple at the top level or inside parentheses.
+    fn parse_tuple_or_expr(&mut self, in_brackets: bool) -> PResult<Node> {
+        let line = self.line();
+        let first = self.parse_starred_expr(in_brackets)?;
+        if !self.is_op(",") {
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.eat_op(",") {
+            if !self.starts_expr() && !self.is_op("*") {
+                break;
+            }
+            items.push(self.parse_starred_expr(in_brackets)?);
+        }
+        Ok(Node::Tuple(items, line))
+    }
+
+    fn parse_starred_expr(&mut self, in_brackets: bool) -> PResult<Node> {
+        if self.is_op("*") {
+            let line = self.line();
+            self.bump();
+            self.parse_expr(in_brackets)?;
+            return Ok(Node::Other("Starred", line));
+        }
+        self.parse_expr(in_brackets)
+    }
+
+    /// One expression, followed (inside brackets) by the "forgot a comma" check.
+    fn parse_expr(&mut self, in_brackets: bool) -> PResult<Node> {
+        let start_tok = self.peek().clone();
+        let line = self.line();
+        let node = self.parse_ternary()?;
+        if in_brackets && self.starts_expr() {
+            let name_then_string =
+                matches!(start_tok, Tok::Name(_)) && matches!(self.peek(), Tok::Str(_));
+            if !name_then_string {
+                return Err(syntax("invalid syntax. Perhaps you forgot a comma?", line));
+            }
+        }
+        Ok(node)
+    }
+
+    fn parse_ternary(&mut self) -> PResult<Node> {
+        if self.is_name("lambda") {
+            let line = self.line();
+            self.bump();
+            while !self.is_op(":") {
+                if matches!(self.peek(), Tok::End | Tok::Newline) {
+                    return Err(self.invalid());
+                }
+                self.bump();
+            }
+            self.bump();
+            self.parse_ternary()?;
+            return Ok(Node::Other("Lambda", line));
+        }
+        let line = self.line();
+        let body = self.parse_or()?;
+        if self.is_name("if") {
+            self.bump();
+            self.parse_or()?;
+            if !self.is_name("else") {
+                return Err(syntax("expected 'else' after 'if' expression", line));
+            }
+            self.bump();
+            self.parse_ternary()?;
+            return Ok(Node::Other("IfExp", line));
+        }
+        Ok(body)
+    }
+
+    fn parse_or(&mut self) -> PResult<Node> {
+        let line = self.line();
+        let first = self.parse_and()?;
+        if !self.is_name("or") {
+            return Ok(first);
+        }
+        while self.is_name("or") {
+            self.bump();
+            self.parse_and()?;
+        }
+        Ok(Node::Other("BoolOp", line))
+    }
+
+    fn parse_and(&mut self) -> PResult<Node> {
+        let line = self.line();
+        let first = self.parse_not()?;
+        if !self.is_name("and") {
+            return Ok(first);
+        }
+        while self.is_name("and") {
+            self.bump();
+            self.parse_not()?;
+        }
+        Ok(Node::Other("BoolOp", line))
+    }
+
+    fn parse_not(&mut self) -> PResult<Node> {
+        if self.is_name("not") {
+            let line = self.line();
+            self.bump();
+            let operand = self.parse_not()?;
+            return Ok(Node::UnaryOp("not", Box::new(operand), line));
+        }
+        self.parse_comparison()
+    }
+
+    fn is_compare_op(&self) -> bool {
+        match self.peek() {
+            Tok::Op(o) => matches!(*o, "<" | ">" | "==" | ">=" | "<=" | "!="),
+            Tok::Name(n) => n == "in" || n == "is" || n == "not",
+            _ => false,
+        }
+    }
+
+    fn parse_comparison(&mut self) -> PResult<Node> {
+        let line = self.line();
+        let first = self.parse_binary(0)?;
+        if !self.is_compare_op() {
+            return Ok(first);
+        }
+        while self.is_compare_op() {
+            let t = self.bump();
+            if let Tok::Name(n) = &t.tok {
+                if n == "not" {
+                    if !self.is_name("in") {
+                        return Err(self.invalid());
+                    }
+                    self.bump();
+                } else if n == "is" && self.is_name("not") {
+                    self.bump();
+                }
+            }
+            self.parse_binary(0)?;
+        }
+        Ok(Node::Other("Compare", line))
+    }
+
+    fn binary_level(op: &str) -> Option<usize> {
+        Some(match op {
+            "|" => 0,
+            "^" => 1,
+            "&" => 2,
+            "<<" | ">>" => 3,
+            "+" | "-" => 4,
+            "*" | "/" | "//" | "%" | "@" => 5,
+            _ => return None,
+        })
+    }
+
+    fn parse_binary(&mut self, level: usize) -> PResult<Node> {
+        if level > 5 {
+            return self.parse_factor();
+        }
+        let line = self.line();
+        let mut left = self.parse_binary(level + 1)?;
+        loop {
+            let op = match self.peek() {
+                Tok::Op(o) if Self::binary_level(o) == Some(level) => *o,
+                _ => break,
+            };
+            self.bump();
+            if !self.starts_expr() && !self.is_name("not") {
+                return Err(self.invalid());
+            }
+            let right = self.parse_binary(level + 1)?;
+            left = Node::BinOp(Box::new(left), op, Box::new(right), line);
+        }
+        Ok(left)
+    }
+
+    fn parse_factor(&mut self) -> PResult<Node> {
+        if let Tok::Op(o @ ("+" | "-" | "~")) = self.peek() {
+            let op = *o;
+            let line = self.line();
+            self.bump();
+            if !self.starts_expr() {
+                return Err(self.invalid());
+            }
+            let operand = self.parse_factor()?;
+            return Ok(Node::UnaryOp(op, Box::new(operand), line));
+        }
+        self.parse_power()
+    }
+
+    fn parse_power(&mut self) -> PResult<Node> {
+        let line = self.line();
+        let base = self.parse_primary()?;
+        if self.eat_op("**") {
+            let exp = self.parse_factor()?;
+            return Ok(Node::BinOp(Box::new(base), "**", Box::new(exp), line));
+        }
+        Ok(base)
+    }
+
+    fn parse_primary(&mut self) -> PResult<Node> {
+        let mut node = self.parse_atom()?;
+        loop {
+            let line = node.line();
+            if self.is_op("(") {
+                self.bump();
+                let mut no_args = true;
+                while !self.is_op(")") {
+                    no_args = false;
+                    if self.eat_op("*") || self.eat_op("**") {
+                        self.parse_expr(true)?;
+                    } else {
+                        self.parse_expr(true)?;
+                        if self.eat_op("=") {
+                            self.parse_expr(true)?;
+                        }
+                    }
+                    if !self.eat_op(",") {
+                        break;
+                    }
+                }
+                if !self.eat_op(")") {
+                    return Err(self.invalid());
+                }
+                node = Node::Call(Box::new(node), line, no_args);
+            } else if self.is_op("[") {
+                self.bump();
+                while !self.is_op("]") {
+                    if matches!(self.peek(), Tok::End) {
+                        return Err(self.invalid());
+                    }
+                    self.bump();
+                }
+                self.bump();
+                node = Node::Other("Subscript", line);
+            } else if self.is_op(".") {
+                self.bump();
+                match self.bump().tok {
+                    Tok::Name(_) => {}
+                    _ => return Err(self.invalid()),
+                }
+                node = Node::Other("Attribute", line);
+            } else {
+                break;
+            }
+        }
+        Ok(node)
+    }
+
+    fn parse_atom(&mut self) -> PResult<Node> {
+        let line = self.line();
+        match self.peek().clone() {
+            Tok::Int(i) => {
+                self.bump();
+                Ok(Node::Constant(PyValue::Int(i), line))
+            }
+            Tok::Float(f) => {
+                self.bump();
+                Ok(Node::Constant(PyValue::Float(f), line))
+            }
+            Tok::Imag(f) => {
+                self.bump();
+                Ok(Node::Constant(PyValue::Complex(0.0, f), line))
+            }
+            Tok::Str(_) => self.parse_strings(),
+            Tok::Name(n) => {
+                self.bump();
+                Ok(match n.as_str() {
+                    "True" => Node::Constant(PyValue::Bool(true), line),
+                    "False" => Node::Constant(PyValue::Bool(false), line),
+                    "None" => Node::Constant(PyValue::None, line),
+                    "await" => {
+                        self.parse_primary()?;
+                        Node::Other("Await", line)
+                    }
+                    "if" | "else" | "for" | "in" | "is" | "and" | "or" | "from" | "import"
+                    | "as" | "def" | "class" | "return" | "pass" | "while" | "with" | "del"
+                    | "try" | "except" | "finally" | "raise" | "global" | "nonlocal" | "assert"
+                    | "break" | "continue" | "elif" | "yield" | "lambda" | "not" => {
+                        self.pos -= 1;
+                        return Err(self.invalid());
+                    }
+                    _ => Node::Name(n, line),
+                })
+            }
+            Tok::Op("...") => {
+                self.bump();
+                Ok(Node::Constant(PyValue::Ellipsis, line))
+            }
+            Tok::Op("(") => {
+                self.bump();
+                if self.eat_op(")") {
+                    return Ok(Node::Tuple(Vec::new(), line));
+                }
+                let inner = self.parse_tuple_or_expr(true)?;
+                if self.is_name("for") {
+                    self.skip_to_close(")")?;
+                    return Ok(Node::Other("GeneratorExp", line));
+                }
+                if !self.eat_op(")") {
+                    return Err(self.invalid());
+                }
+                Ok(match inner {
+                    Node::Tuple(items, _) => Node::Tuple(items, line),
+                    other => other,
+                })
+            }
+            Tok::Op("[") => {
+                self.bump();
+                let items = self.parse_list_items("]")?;
+                match items {
+                    Some(items) => Ok(Node::List(items, line)),
+                    None => Ok(Node::Other("ListComp", line)),
+                }
+            }
+            Tok::Op("{") => {
+                self.bump();
+                self.parse_brace(line)
+            }
+            _ => Err(self.invalid()),
+        }
+    }
+
+    fn skip_to_close(&mut self, close: &str) -> PResult<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek() {
+                Tok::End => return Err(self.invalid()),
+                Tok::Op(o @ ("(" | "[" | "{")) => {
+                    let _ = o;
+                    depth += 1;
+                }
+                Tok::Op(o @ (")" | "]" | "}")) => {
+                    if depth == 0 {
+                        if *o == close {
+                            self.bump();
+                            return Ok(());
+                        }
+                        return Err(self.invalid());
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// Items of a list or set display; `None` for a comprehension.
+    fn parse_list_items(&mut self, close: &str) -> PResult<Option<Vec<Node>>> {
+        let mut items = Vec::new();
+        loop {
+            if self.eat_op(close) {
+                return Ok(Some(items));
+            }
+            if !self.starts_expr()
+                && !self.is_op("*")
+                && !self.is_name("not")
+                && !self.is_name("lambda")
+            {
+                return Err(self.invalid());
+            }
+            items.push(self.parse_starred_expr(true)?);
+            if self.is_name("for") && items.len() == 1 {
+                self.skip_to_close(close)?;
+                return Ok(None);
+            }
+            if self.eat_op(",") {
+                continue;
+            }
+            if self.eat_op(close) {
+                return Ok(Some(items));
+            }
+            return Err(self.invalid());
+        }
+    }
+
+    fn parse_brace(&mut self, line: usize) -> PResult<Node> {
+        if self.eat_op("}") {
+            return Ok(Node::Dict(Vec::new(), Vec::new(), line));
+        }
+        // `{**x, ...}` starts a dict; otherwise the first element decides.
+        let is_dict;
+        let mut keys: Vec<Option<Node>> = Vec::new();
+        let mut values: Vec<Node> = Vec::new();
+        let mut elts: Vec<Node> = Vec::new();
+        if self.eat_op("**") {
+            let v = self.parse_binary(0)?;
+            keys.push(None);
+            values.push(v);
+            is_dict = true;
+        } else {
+            if !self.starts_expr()
+                && !self.is_op("*")
+                && !self.is_name("not")
+                && !self.is_name("lambda")
+            {
+                return Err(self.invalid());
+            }
+            let first = self.parse_starred_expr(true)?;
+            if self.eat_op(":") {
+                if self.is_op("}") || self.is_op(",") {
+                    return Err(syntax(
+                        "expression expected after dictionary key and ':'",
+                        first.line(),
+                    ));
+                }
+                if !self.starts_expr() && !self.is_name("not") && !self.is_name("lambda") {
+                    return Err(self.invalid());
+                }
+                let v = self.parse_expr(true)?;
+                keys.push(Some(first));
+                values.push(v);
+                is_dict = true;
+            } else {
+                elts.push(first);
+                is_dict = false;
+            }
+        }
+        if self.is_name("for") {
+            self.skip_to_close("}")?;
+            return Ok(Node::Other(
+                if is_dict { "DictComp" } else { "SetComp" },
+                line,
+            ));
+        }
+        loop {
+            if self.eat_op("}") {
+                break;
+            }
+            if !self.eat_op(",") {
+                return Err(self.invalid());
+            }
+            if self.eat_op("}") {
+                break;
+            }
+            if is_dict {
+                if self.eat_op("**") {
+                    let v = self.parse_binary(0)?;
+                    keys.push(None);
+                    values.push(v);
+                    continue;
+                }
+                if !self.starts_expr() && !self.is_name("not") && !self.is_name("lambda") {
+                    return Err(self.invalid());
+                }
+                let k = self.parse_expr(true)?;
+                if !self.eat_op(":") {
+                    if self.is_op("}") || self.is_op(",") {
+                        return Err(syntax("':' expected after dictionary key", k.line()));
+                    }
+                    return Err(self.invalid());
+                }
+                if self.is_op("}") || self.is_op(",") {
+                    return Err(syntax(
+                        "expression expected after dictionary key and ':'",
+                        k.line(),
+                    ));
+                }
+                let v = self.parse_expr(true)?;
+                keys.push(Some(k));
+                values.push(v);
+            } else {
+                if !self.starts_expr()
+                    && !self.is_op("*")
+                    && !self.is_name("not")
+                    && !self.is_name("lambda")
+                {
+                    return Err(self.invalid());
+                }
+                elts.push(self.parse_starred_expr(true)?);
+            }
+        }
+        Ok(if is_dict {
+            Node::Dict(keys, values, line)
+        } else {
+            Node::Set(elts, line)
+        })
+    }
+
+    /// Adjacent string literals concatenate; mixing bytes and text is a syntax error; any
+    /// f-string makes the whole a `JoinedStr`.
+    fn parse_strings(&mut self) -> PResult<Node> {
+        let line = self.line();
+        let mut text: Option<String> = None;
+        let mut bytes: Option<Vec<u8>> = None;
+        let mut fstring = false;
+        while let Tok::Str(lit) = self.peek().clone() {
+            self.bump();
+            match lit {
+                StrLit::Text(s) => text.get_or_insert_with(String::new).push_str(&s),
+                StrLit::Bytes(b) => bytes.get_or_insert_with(Vec::new).extend(b),
+                StrLit::FString => fstring = true,
+            }
+        }
+        if bytes.is_some() && (text.is_some() || fstring) {
+            return Err(syntax("cannot mix bytes and nonbytes literals", line));
+        }
+        if fstring {
+            return Ok(Node::JoinedStr(line));
+        }
+        Ok(match bytes {
+            Some(b) => Node::Constant(PyValue::Bytes(b), line),
+            None => Node::Constant(PyValue::Str(text.unwrap_or_default()), line),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(src: &str) -> String {
+        match literal_eval(src) {
+            Ok(v) => v.repr(),
+            Err(e) => panic!("{src:?}: {e}"),
+        }
+    }
+
+    fn err(src: &str) -> String {
+        match literal_eval(src) {
+            Ok(v) => panic!("{src:?} evaluated to {}", v.repr()),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Cases and answers taken from CPython 3.11 (`ast.literal_eval`, `repr`).
+    #[test]
+    fn values_like_cpython() {
+        for (src, want) in [
+            ("{'a': 'b'}", "{'a': 'b'}"),
+            ("{'a' 'b'}", "{'ab'}"),
+            ("{'a': -1}", "{'a': -1}"),
+            ("{'a': 1.5e3}", "{'a': 1500.0}"),
+            ("(1,)", "(1,)"),
+            ("set()", "set()"),
+            ("{1,2}", "{1, 2}"),
+            ("{'a': None}", "{'a': None}"),
+            ("  {'a': 1}", "{'a': 1}"),
+            ("\t{'a':1}", "{'a': 1}"),
+            ("\n{'a':1}", "{'a': 1}"),
+            ("{'a':1}\n", "{'a': 1}"),
+            ("{'a': 'x\\n'}", "{'a': 'x\\n'}"),
+            ("{'a': b'x'}", "{'a': b'x'}"),
+            ("{'a': u'x'}", "{'a': 'x'}"),
+            ("{'a': r'x\\y'}", "{'a': 'x\\\\y'}"),
+            ("{'a': 'x' 'y'}", "{'a': 'xy'}"),
+            ("{'a': 1j}", "{'a': 1j}"),
+            ("{'a': 1+2j}", "{'a': (1+2j)}"),
+            ("{'a': [1,(2,3)]}", "{'a': [1, (2, 3)]}"),
+            ("{'a': 0x10}", "{'a': 16}"),
+            ("{'a': 1_000}", "{'a': 1000}"),
+            ("{\"a\": \"b\"}", "{'a': 'b'}"),
+            ("{'a': '''x'''}", "{'a': 'x'}"),
+            ("{'a': True}", "{'a': True}"),
+            ("{'a': ...}", "{'a': Ellipsis}"),
+            ("{'a': 1,}", "{'a': 1}"),
+            ("'a'#c", "'a'"),
+            ("{'a'\n: 1}", "{'a': 1}"),
+            ("'é'", "'é'"),
+            ("{'a': '\\u00e9'}", "{'a': 'é'}"),
+            ("{'a': '\\777'}", "{'a': 'ǿ'}"),
+            ("{'a': 1}\n\n", "{'a': 1}"),
+            ("  \n{'a':1}", "{'a': 1}"),
+            ("{'a': '\\q'}", "{'a': '\\\\q'}"),
+            ("{'k': 1, 'k': 2}", "{'k': 2}"),
+            ("{1: 'a', True: 'b', 1.0: 'c'}", "{1: 'c'}"),
+            ("{'a': -(1)}", "{'a': -1}"),
+            ("{'a': (1)}", "{'a': 1}"),
+            ("{'a': ((1,))}", "{'a': (1,)}"),
+            ("-1+2j", "(-1+2j)"),
+            ("1-2j", "(1-2j)"),
+            ("-1.5-0j", "(-1.5+0j)"),
+            ("{'a': 1e400}", "{'a': inf}"),
+            ("{'a': -1e400}", "{'a': -inf}"),
+            ("{'a': 1e400j}", "{'a': infj}"),
+            ("0o17", "15"),
+            ("0O17", "15"),
+            ("00", "0"),
+            ("0_0", "0"),
+            ("{'a': [1, 2,]}", "{'a': [1, 2]}"),
+            ("()", "()"),
+            ("[]", "[]"),
+            ("{}", "{}"),
+            ("(1)", "1"),
+            ("{1: [1]}", "{1: [1]}"),
+            (
+                "[{'key': 'k', 'effect': 'NoSchedule'}]",
+                "[{'key': 'k', 'effect': 'NoSchedule'}]",
+            ),
+            ("\"it's\"", "\"it's\""),
+        ] {
+            assert_eq!(ok(src), want, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn errors_like_cpython() {
+        let a = FAKE_ADDRESS;
+        for (src, want) in [
+            ("{'a': b}", format!("malformed node or string on line 1: <ast.Name object at {a}>")),
+            ("{'a': 'b'", "'{' was never closed (<unknown>, line 1)".to_string()),
+            ("'abc", "unterminated string literal (detected at line 1) (<unknown>, line 1)".into()),
+            ("{a}", format!("malformed node or string on line 1: <ast.Name object at {a}>")),
+            ("", "invalid syntax (<unknown>, line 0)".into()),
+            (" ", "invalid syntax (<unknown>, line 0)".into()),
+            ("{'a':}", "expression expected after dictionary key and ':' (<unknown>, line 1)".into()),
+            ("[1,2", "'[' was never closed (<unknown>, line 1)".into()),
+            ("{'a': 'b'}}", "unmatched '}' (<unknown>, line 1)".into()),
+            ("abc", format!("malformed node or string on line 1: <ast.Name object at {a}>")),
+            ("1 2", "invalid syntax (<unknown>, line 1)".into()),
+            ("{'a': 1+2}", format!("malformed node or string on line 1: <ast.BinOp object at {a}>")),
+            ("{'a': f'x'}", format!("malformed node or string on line 1: <ast.JoinedStr object at {a}>")),
+            ("{'a': 01}", "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers (<unknown>, line 1)".into()),
+            ("{,}", "invalid syntax (<unknown>, line 1)".into()),
+            ("{'a': 'b',, }", "invalid syntax (<unknown>, line 1)".into()),
+            (")", "unmatched ')' (<unknown>, line 1)".into()),
+            ("{'a': (}", "closing parenthesis '}' does not match opening parenthesis '(' (<unknown>, line 1)".into()),
+            ("'\\x'", "(unicode error) 'unicodeescape' codec can't decode bytes in position 0-1: truncated \\xXX escape (<unknown>, line 1)".into()),
+            ("1 +", "invalid syntax (<unknown>, line 1)".into()),
+            ("{'a': not 1}", format!("malformed node or string on line 1: <ast.UnaryOp object at {a}>")),
+            ("{**x}", "malformed node or string: None".into()),
+            ("{'a': -True}", format!("malformed node or string on line 1: <ast.Constant object at {a}>")),
+            ("lambda: 1", format!("malformed node or string on line 1: <ast.Lambda object at {a}>")),
+            ("x = 1", "invalid syntax (<unknown>, line 1)".into()),
+            ("1;2", "invalid syntax (<unknown>, line 1)".into()),
+            ("1\n2", "invalid syntax (<unknown>, line 2)".into()),
+            ("[1 2]", "invalid syntax. Perhaps you forgot a comma? (<unknown>, line 1)".into()),
+            ("{'a': 1 'b': 2}", "invalid syntax. Perhaps you forgot a comma? (<unknown>, line 1)".into()),
+            ("{'a': 1, 'b'}", "':' expected after dictionary key (<unknown>, line 1)".into()),
+            ("{'a' 1}", "invalid syntax. Perhaps you forgot a comma? (<unknown>, line 1)".into()),
+            ("{'a': 'b' c}", "invalid syntax. Perhaps you forgot a comma? (<unknown>, line 1)".into()),
+            ("x y", "invalid syntax (<unknown>, line 1)".into()),
+            ("{'a': 1}{", "'{' was never closed (<unknown>, line 1)".into()),
+            ("'''abc", "unterminated triple-quoted string literal (detected at line 1) (<unknown>, line 1)".into()),
+            ("{'a': 'b\n'}", "unterminated string literal (detected at line 1) (<unknown>, line 1)".into()),
+            ("{'a': ]}", "closing parenthesis ']' does not match opening parenthesis '{' (<unknown>, line 1)".into()),
+            ("{'a': 1, **b}", "malformed node or string: None".into()),
+            ("{1: 2, 3}", "':' expected after dictionary key (<unknown>, line 1)".into()),
+            ("{1, 2: 3}", "invalid syntax (<unknown>, line 1)".into()),
+            ("{'a': 1:}", "invalid syntax (<unknown>, line 1)".into()),
+            ("{:}", "invalid syntax (<unknown>, line 1)".into()),
+            ("{'a': 1 + }", "invalid syntax (<unknown>, line 1)".into()),
+            ("1 if 2", "expected 'else' after 'if' expression (<unknown>, line 1)".into()),
+            ("[1,,2]", "invalid syntax (<unknown>, line 1)".into()),
+            ("(,)", "invalid syntax (<unknown>, line 1)".into()),
+            ("{'a': 'b'} x", "invalid syntax (<unknown>, line 1)".into()),
+            ("'a' 'b' c", "invalid syntax (<unknown>, line 1)".into()),
+            ("\\", "unexpected character after line continuation character (<unknown>, line 1)".into()),
+            ("{'a': '\\u12'}", "(unicode error) 'unicodeescape' codec can't decode bytes in position 0-3: truncated \\uXXXX escape (<unknown>, line 1)".into()),
+            ("{'a': '\\U1234'}", "(unicode error) 'unicodeescape' codec can't decode bytes in position 0-5: truncated \\UXXXXXXXX escape (<unknown>, line 1)".into()),
+            ("b'é'", "bytes can only contain ASCII literal characters (<unknown>, line 1)".into()),
+            ("'a' b'b'", "cannot mix bytes and nonbytes literals (<unknown>, line 1)".into()),
+            ("0b102", "invalid digit '2' in binary literal (<unknown>, line 1)".into()),
+            ("1e", "invalid decimal literal (<unknown>, line 1)".into()),
+            ("1_", "invalid decimal literal (<unknown>, line 1)".into()),
+            ("1__0", "invalid decimal literal (<unknown>, line 1)".into()),
+            ("0x", "invalid hexadecimal literal (<unknown>, line 1)".into()),
+            ("1.2.3", "invalid syntax (<unknown>, line 1)".into()),
+            ("{[1]: 2}", "unhashable type: 'list'".into()),
+        ] {
+            assert_eq!(err(src), want, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn non_string_values() {
+        assert_eq!(
+            literal_eval_value(&PyValue::Int(5))
+                .unwrap_err()
+                .to_string(),
+            "malformed node or string: 5"
+        );
+        assert_eq!(
+            literal_eval_value(&PyValue::Bool(true))
+                .unwrap_err()
+                .to_string(),
+            "malformed node or string: True"
+        );
+    }
+
+    #[test]
+    fn reprs() {
+        assert_eq!(repr_str("it's"), "\"it's\"");
+        assert_eq!(repr_str("a\"b'c"), "'a\"b\\'c'");
+        assert_eq!(repr_str("tab\there\u{7}"), "'tab\\there\\x07'");
+        assert_eq!(repr_str("\u{2028}é"), "'\\u2028é'");
+        let v =
+            PyValue::from_json(&serde_json::json!({"a": [1, 2.5, true, null], "b": {"c": "d"}}));
+        assert_eq!(v.repr(), "{'a': [1, 2.5, True, None], 'b': {'c': 'd'}}");
+        assert_eq!(v.py_str(), v.repr());
+        assert_eq!(PyValue::str("x").py_str(), "x");
+        assert_eq!(PyValue::Tuple(vec![]).repr(), "()");
+        assert_eq!(PyValue::Complex(-0.0, 1.0).repr(), "(-0+1j)");
+        assert_eq!(PyValue::Float(1e16).repr(), "1e+16");
+        assert_eq!(PyValue::Int(3).class_repr(), "<class 'int'>");
+    }
+
+    #[test]
+    fn equality_and_json() {
+        assert!(PyValue::Int(1).py_eq(&PyValue::Bool(true)));
+        assert!(PyValue::Float(1.0).py_eq(&PyValue::Int(1)));
+        assert!(!PyValue::str("1").py_eq(&PyValue::Int(1)));
+        let j = serde_json::json!({"k": "v", "n": [1, "x"]});
+        assert_eq!(PyValue::from_json(&j).to_json(), Some(j));
+        assert_eq!(PyValue::Set(vec![]).to_json(), None);
+    }
+}
