@@ -13,6 +13,8 @@
 //! developer's machine but **panics when `CI=true`**: in CI a missing service is a failure,
 //! never a silent skip.
 
+pub mod standin;
+
 use std::path::PathBuf;
 
 /// True when running under CI (`CI=true`, as most CI systems and `.ci/run` set it).
