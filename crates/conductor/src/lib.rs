@@ -1,1 +1,262 @@
-//! openkeel-conductor
+//! openkeel-conductor: Magnum's conductor — the RPC handlers and the periodic loops.
+//!
+//! [`Conductor`] runs each handler of `magnum/conductor/handlers/` to completion, step by step
+//! as conductor.md §3 describes (status preconditions, default nodegroups, `save()` of changed
+//! fields only, `*_FAILED` with `status_reason` = the error text), and implements
+//! [`openkeel_rpc::ConductorApi`] with them; wrap it in [`openkeel_rpc::inprocess::InProcess`]
+//! (or serve it over RabbitMQ) to get RPC cast/call semantics. [`periodic`] has the status
+//! sync (with the deletion cascade and OpenKeel's operation timeouts) and the health poll.
+//!
+//! Wiring (all-in-one):
+//!
+//! ```ignore
+//! let drivers = DriverRegistry::builtin(settings, config.openkeel.enable_simulator_driver);
+//! let conductor = Arc::new(Conductor::new(db, Arc::new(drivers), Arc::new(LogNotifier),
+//!                                         ConductorSettings::default()));
+//! let rpc = InProcess::new(conductor.clone(), rpc_response_timeout);   // the API's ConductorApi
+//! let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+//! let status = periodic::spawn_periodic(conductor.clone(), Duration::from_secs(10), stop_rx.clone());
+//! let health = periodic::spawn_health_periodic(conductor, Duration::from_secs(60), stop_rx);
+//! ```
+//!
+//! Seams left for other issues: certificates ([`certificates::ClusterCertificates`]; without
+//! one the cluster's four cert refs stay NULL) and CADF notifications ([`notify::Notifier`];
+//! [`notify::LogNotifier`] logs them).
+
+pub mod certificates;
+mod handlers;
+pub mod notify;
+pub mod periodic;
+mod save;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::NaiveDateTime;
+use openkeel_core::context::RequestContext;
+use openkeel_core::error::MagnumError;
+use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate, NodeGroup, StringMap};
+use openkeel_db::Database;
+use openkeel_drivers::DriverRegistry;
+use openkeel_rpc::{ConductorApi, Obj};
+
+pub use certificates::{CertificateRefs, ClusterCertificates};
+pub use notify::{Action, LogNotifier, Notifier, Outcome};
+pub use periodic::{spawn_health_periodic, spawn_periodic, SyncReport};
+
+/// Conductor tunables (OpenKeel's; Magnum has no equivalent for the timeouts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConductorSettings {
+    /// Limit for `CREATE_IN_PROGRESS` when the cluster's `create_timeout` is 0 or unset
+    /// (Magnum's `[cluster_heat] create_timeout` default: 60 minutes).
+    pub default_create_timeout: Duration,
+    /// Limit for every other `*_IN_PROGRESS` (update, resize, upgrade, delete, rollback,
+    /// nodegroup operations), measured from when the operation started.
+    pub operation_timeout: Duration,
+    /// How many clusters one periodic round works on at once.
+    pub sync_concurrency: usize,
+    /// Bound on each driver call of the periodic loops (`update_cluster_status`, health poll).
+    pub driver_call_timeout: Duration,
+}
+
+impl Default for ConductorSettings {
+    fn default() -> Self {
+        ConductorSettings {
+            default_create_timeout: Duration::from_secs(60 * 60),
+            operation_timeout: Duration::from_secs(60 * 60),
+            sync_concurrency: 8,
+            driver_call_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The conductor: database, drivers, notifier, optional certificate manager, settings.
+pub struct Conductor {
+    db: Database,
+    drivers: Arc<DriverRegistry>,
+    notifier: Arc<dyn Notifier>,
+    certificates: Option<Arc<dyn ClusterCertificates>>,
+    settings: ConductorSettings,
+    /// When each cluster's current non-create `*_IN_PROGRESS` operation started, by uuid.
+    in_progress_since: Mutex<HashMap<String, (ClusterStatus, NaiveDateTime)>>,
+}
+
+impl std::fmt::Debug for Conductor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conductor")
+            .field("drivers", &self.drivers)
+            .field("certificates", &self.certificates.is_some())
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Conductor {
+    pub fn new(
+        db: Database,
+        drivers: Arc<DriverRegistry>,
+        notifier: Arc<dyn Notifier>,
+        settings: ConductorSettings,
+    ) -> Self {
+        Conductor {
+            db,
+            drivers,
+            notifier,
+            certificates: None,
+            settings,
+            in_progress_since: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Generate cluster certificates with `certificates` (without it the cert refs stay NULL).
+    pub fn with_certificates(mut self, certificates: Arc<dyn ClusterCertificates>) -> Self {
+        self.certificates = Some(certificates);
+        self
+    }
+
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    pub fn drivers(&self) -> &DriverRegistry {
+        &self.drivers
+    }
+
+    pub fn settings(&self) -> &ConductorSettings {
+        &self.settings
+    }
+
+    fn since(&self) -> MutexGuard<'_, HashMap<String, (ClusterStatus, NaiveDateTime)>> {
+        self.in_progress_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Remember that `cluster` entered `status` now (for the operation timeout).
+    fn mark_started(&self, cluster: &Cluster, status: ClusterStatus) {
+        if let Some(uuid) = cluster.uuid.clone() {
+            self.since()
+                .insert(uuid, (status, chrono::Utc::now().naive_utc()));
+        }
+    }
+}
+
+/// The admin context of the periodic tasks (`make_admin_context(all_tenants=True)`): admin,
+/// all tenants, no user, project or token.
+pub fn admin_context() -> RequestContext {
+    RequestContext {
+        is_admin: true,
+        all_tenants: true,
+        roles: Vec::new(),
+        request_id: RequestContext::new_request_id(),
+        ..RequestContext::default()
+    }
+}
+
+#[async_trait]
+impl ConductorApi for Conductor {
+    async fn cluster_create(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        master_count: i32,
+        node_count: i32,
+        create_timeout: i32,
+    ) -> Result<(), MagnumError> {
+        self.handle_cluster_create(ctx, cluster, master_count, node_count, create_timeout)
+            .await
+            .map(drop)
+    }
+
+    async fn cluster_update(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        node_count: i32,
+        health_status: Option<String>,
+        health_status_reason: Option<StringMap>,
+        rollback: bool,
+    ) -> Result<(), MagnumError> {
+        self.handle_cluster_update(
+            ctx,
+            cluster,
+            node_count,
+            health_status,
+            health_status_reason,
+            rollback,
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn cluster_delete(&self, ctx: &RequestContext, uuid: String) -> Result<(), MagnumError> {
+        self.handle_cluster_delete(ctx, &uuid).await
+    }
+
+    async fn cluster_resize(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        node_count: i32,
+        nodes_to_remove: Vec<String>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        self.handle_cluster_resize(ctx, cluster, node_count, nodes_to_remove, nodegroup)
+            .await
+            .map(drop)
+    }
+
+    async fn cluster_upgrade(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        cluster_template: Obj<ClusterTemplate>,
+        max_batch_size: i32,
+        nodegroup: Obj<NodeGroup>,
+        rollback: bool,
+    ) -> Result<(), MagnumError> {
+        self.handle_cluster_upgrade(
+            ctx,
+            cluster,
+            cluster_template,
+            max_batch_size,
+            nodegroup,
+            rollback,
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn nodegroup_create(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        self.handle_nodegroup_create(ctx, cluster, nodegroup)
+            .await
+            .map(drop)
+    }
+
+    async fn nodegroup_update(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        self.handle_nodegroup_update(ctx, cluster, nodegroup)
+            .await
+            .map(drop)
+    }
+
+    async fn nodegroup_delete(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        self.handle_nodegroup_delete(ctx, cluster, nodegroup).await
+    }
+}

@@ -1,0 +1,497 @@
+//! The periodic loops (conductor.md §5): the cluster status sync with the deletion cascade
+//! (`sync_cluster_status`, every 10 s in Magnum) and the health poll
+//! (`sync_cluster_health_status`, every 60 s).
+//!
+//! Each round lists the clusters with an all-tenants admin context and handles them
+//! concurrently, at most [`ConductorSettings::sync_concurrency`] at a time, every driver call
+//! bounded by [`ConductorSettings::driver_call_timeout`]; errors are logged and the round goes
+//! on, as oslo.service's periodic tasks swallow them.
+//!
+//! Beyond Magnum: an operation still in progress after its limit is marked `*_FAILED` with a
+//! `status_reason` saying it timed out (`CREATE_IN_PROGRESS`: the cluster's `create_timeout`
+//! minutes from `created_at`; anything else: [`ConductorSettings::operation_timeout`] from when
+//! the operation started), so no cluster stays in progress forever.
+//!
+//! [`ConductorSettings::sync_concurrency`]: crate::ConductorSettings::sync_concurrency
+//! [`ConductorSettings::driver_call_timeout`]: crate::ConductorSettings::driver_call_timeout
+//! [`ConductorSettings::operation_timeout`]: crate::ConductorSettings::operation_timeout
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+use openkeel_core::error::MagnumError;
+use openkeel_core::objects::{Cluster, ClusterStatus};
+use openkeel_db::{cluster as cluster_db, nodegroup as ng_db, ClusterFilters, Page, Scope};
+use openkeel_drivers::{DriverContext, StatusUpdate};
+use tokio::sync::{watch, Semaphore};
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::notify::{Action, Outcome};
+use crate::save::{apply_writes, write_cluster_diff};
+use crate::{admin_context, Conductor};
+
+/// What one status-sync round did (for logs and tests).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Clusters in progress that were looked at.
+    pub checked: usize,
+    /// Clusters whose status changed (completed, failed, or timed out).
+    pub changed: usize,
+    /// Clusters removed after `DELETE_COMPLETE`.
+    pub deleted: usize,
+    /// Clusters marked failed by OpenKeel's operation timeout.
+    pub timed_out: usize,
+    /// Clusters whose sync failed (logged).
+    pub errors: usize,
+}
+
+/// The outcome of one cluster's sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum One {
+    Unchanged,
+    Changed,
+    Deleted,
+    TimedOut,
+}
+
+/// The statuses the health poll looks at (`periodic.py:194-205`).
+const HEALTH_STATUSES: &[ClusterStatus] = &[
+    ClusterStatus::CreateInProgress,
+    ClusterStatus::CreateFailed,
+    ClusterStatus::CreateComplete,
+    ClusterStatus::UpdateInProgress,
+    ClusterStatus::UpdateComplete,
+    ClusterStatus::UpdateFailed,
+    ClusterStatus::DeleteInProgress,
+    ClusterStatus::DeleteFailed,
+    ClusterStatus::RollbackInProgress,
+];
+
+fn failed_of(s: ClusterStatus) -> ClusterStatus {
+    match s {
+        ClusterStatus::CreateInProgress => ClusterStatus::CreateFailed,
+        ClusterStatus::DeleteInProgress => ClusterStatus::DeleteFailed,
+        ClusterStatus::RollbackInProgress => ClusterStatus::RollbackFailed,
+        ClusterStatus::UpdateInProgress => ClusterStatus::UpdateFailed,
+        other => other,
+    }
+}
+
+/// "60 minutes" / "90 seconds".
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s % 60 == 0 {
+        let m = s / 60;
+        format!("{m} minute{}", if m == 1 { "" } else { "s" })
+    } else if s >= 1 {
+        format!("{s} second{}", if s == 1 { "" } else { "s" })
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+impl Conductor {
+    /// One round of `sync_cluster_status`: every cluster in `CREATE_/UPDATE_/DELETE_/
+    /// ROLLBACK_IN_PROGRESS` is given to its driver's `update_cluster_status`, the answer is
+    /// written, `*_COMPLETE` / `*_FAILED` are notified, `DELETE_COMPLETE` clusters are removed
+    /// with their nodegroups (and certificates), and overdue operations are failed.
+    pub async fn sync_cluster_status(self: &Arc<Self>) -> SyncReport {
+        let scope = Scope::admin_all_tenants();
+        let clusters = match cluster_db::list(
+            &self.db,
+            &scope,
+            &ClusterFilters::status(ClusterStatus::IN_PROGRESS),
+            &Page::all(),
+        )
+        .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "Ignore error when syncing up cluster status.");
+                return SyncReport {
+                    errors: 1,
+                    ..SyncReport::default()
+                };
+            }
+        };
+        {
+            let mut since = self.since();
+            since.retain(|uuid, _| {
+                clusters
+                    .iter()
+                    .any(|c| c.uuid.as_deref() == Some(uuid.as_str()))
+            });
+        }
+        let mut report = SyncReport {
+            checked: clusters.len(),
+            ..SyncReport::default()
+        };
+        let job_timeout = self.settings.driver_call_timeout * 2 + Duration::from_secs(30);
+        let results = self
+            .for_each_bounded(clusters, move |me, cluster| async move {
+                let uuid = cluster.uuid.clone().unwrap_or_default();
+                match tokio::time::timeout(job_timeout, me.sync_one(cluster)).await {
+                    Ok(Ok(one)) => Some(one),
+                    Ok(Err(e)) => {
+                        tracing::warn!(cluster = %uuid, error = %e, "cluster status sync failed");
+                        None
+                    }
+                    Err(_) => {
+                        tracing::warn!(cluster = %uuid, "cluster status sync timed out");
+                        None
+                    }
+                }
+            })
+            .await;
+        for r in results {
+            match r {
+                Some(One::Unchanged) => {}
+                Some(One::Changed) => report.changed += 1,
+                Some(One::Deleted) => {
+                    report.changed += 1;
+                    report.deleted += 1;
+                }
+                Some(One::TimedOut) => {
+                    report.changed += 1;
+                    report.timed_out += 1;
+                }
+                None => report.errors += 1,
+            }
+        }
+        if report.changed > 0 || report.errors > 0 {
+            tracing::info!(?report, "cluster status sync");
+        }
+        report
+    }
+
+    /// `ClusterUpdateJob.update_status` for one cluster.
+    async fn sync_one(self: &Arc<Self>, cluster: Cluster) -> Result<One, MagnumError> {
+        let ctx = admin_context();
+        let scope = Scope::admin_all_tenants();
+        let uuid = cluster.uuid.clone().unwrap_or_default();
+        let (template, driver) = self.driver_of(&scope, &cluster).await?;
+        let ngs = self.nodegroups_of(&scope, &cluster).await?;
+        let dctx = DriverContext {
+            request: &ctx,
+            template: &template,
+            nodegroups: &ngs,
+        };
+        let update = match tokio::time::timeout(
+            self.settings.driver_call_timeout,
+            driver.update_cluster_status(&dctx, &cluster),
+        )
+        .await
+        {
+            Ok(Ok(u)) => u,
+            Ok(Err(e)) => {
+                tracing::warn!(cluster = %uuid, error = %e, "driver update_cluster_status failed");
+                StatusUpdate::unchanged()
+            }
+            Err(_) => {
+                tracing::warn!(cluster = %uuid, driver = driver.name(), "driver update_cluster_status timed out");
+                StatusUpdate::unchanged()
+            }
+        };
+        apply_writes(&self.db, &uuid, &update.writes).await?;
+        let mut new = update.cluster.unwrap_or_else(|| cluster.clone());
+
+        let mut outcome = One::Unchanged;
+        if let Some(status) = new.status.filter(|s| s.is_in_progress()) {
+            if let Some(reason) = self.overdue(&cluster, status) {
+                tracing::warn!(cluster = %uuid, status = status.as_str(), "{reason}");
+                new.status = Some(failed_of(status));
+                new.status_reason = Some(reason.clone());
+                for ng in self.nodegroups_of(&scope, &cluster).await? {
+                    if let Some(s) = ng.status.filter(|s| s.is_in_progress()) {
+                        let mut failed = ng.clone();
+                        failed.status = Some(failed_of(s));
+                        failed.status_reason = Some(reason.clone());
+                        let fields = ["status", "status_reason"];
+                        ng_db::update(&self.db, &uuid, &ng.uuid, &failed, &fields).await?;
+                    }
+                }
+                outcome = One::TimedOut;
+            }
+        }
+        let deleting = new.status == Some(ClusterStatus::DeleteComplete);
+        if !deleting {
+            write_cluster_diff(&self.db, &cluster, &new).await?;
+        }
+        if new.status != cluster.status && outcome == One::Unchanged {
+            outcome = One::Changed;
+        }
+
+        if let Some(status) = new.status.filter(|_| new.status != cluster.status) {
+            let text = status.as_str();
+            let outcome_kind = if text.ends_with("_COMPLETE") {
+                Some(Outcome::Success)
+            } else if text.ends_with("_FAILED") {
+                Some(Outcome::Failure)
+            } else {
+                None
+            };
+            if let Some(o) = outcome_kind {
+                match Action::for_final_status(status) {
+                    Some(action) => {
+                        self.notifier
+                            .notify_cluster_operation(&ctx, action, o, &new)
+                            .await
+                    }
+                    None => tracing::warn!(
+                        cluster = %uuid,
+                        status = text,
+                        "no notification action for this status (Magnum raises KeyError here)"
+                    ),
+                }
+            }
+        }
+
+        if deleting {
+            if let Some(certs) = &self.certificates {
+                if let Err(e) = certs.delete_certificates(&ctx, &cluster).await {
+                    tracing::warn!(cluster = %uuid, error = %e, "cannot delete the cluster's certificates");
+                }
+            }
+            match cluster_db::destroy_with_nodegroups(&self.db, &uuid).await {
+                Ok(()) => {}
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e.into()),
+            }
+            self.since().remove(&uuid);
+            tracing::info!(cluster = %uuid, "cluster deleted");
+            return Ok(One::Deleted);
+        }
+        Ok(outcome)
+    }
+
+    /// The timeout reason when `cluster` has been in `status` for longer than allowed.
+    fn overdue(&self, cluster: &Cluster, status: ClusterStatus) -> Option<String> {
+        let now = chrono::Utc::now().naive_utc();
+        let (start, limit, what): (NaiveDateTime, Duration, &str) =
+            if status == ClusterStatus::CreateInProgress {
+                let limit = match cluster.create_timeout {
+                    Some(m) if m > 0 => Duration::from_secs(u64::from(m.unsigned_abs()) * 60),
+                    _ => self.settings.default_create_timeout,
+                };
+                (cluster.created_at.unwrap_or(now), limit, "create_timeout")
+            } else {
+                let uuid = cluster.uuid.clone().unwrap_or_default();
+                let first_seen = cluster.updated_at.or(cluster.created_at).unwrap_or(now);
+                let mut since = self.since();
+                let entry = since.entry(uuid).or_insert((status, first_seen));
+                if entry.0 != status {
+                    *entry = (status, first_seen);
+                }
+                (
+                    entry.1,
+                    self.settings.operation_timeout,
+                    "operation timeout",
+                )
+            };
+        let elapsed = (now - start).to_std().unwrap_or(Duration::ZERO);
+        if elapsed <= limit {
+            return None;
+        }
+        Some(format!(
+            "Timed out: the operation did not finish within {} ({what}); the cluster had been {} since {} UTC, so openkeel-conductor marked it {}.",
+            human(limit),
+            status.as_str(),
+            start.format("%Y-%m-%d %H:%M:%S"),
+            failed_of(status).as_str(),
+        ))
+    }
+
+    /// One round of `sync_cluster_health_status`: for clusters in the statuses Magnum polls,
+    /// ask the driver's monitor and save `health_status` / `health_status_reason` when it
+    /// reports a status. Returns how many clusters were updated.
+    pub async fn sync_cluster_health(self: &Arc<Self>) -> usize {
+        let scope = Scope::admin_all_tenants();
+        let clusters = match cluster_db::list(
+            &self.db,
+            &scope,
+            &ClusterFilters::status(HEALTH_STATUSES),
+            &Page::all(),
+        )
+        .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "Ignore error when syncing up cluster health status.");
+                return 0;
+            }
+        };
+        let results = self
+            .for_each_bounded(clusters, |me, cluster| async move {
+                let uuid = cluster.uuid.clone().unwrap_or_default();
+                match me.health_one(cluster).await {
+                    Ok(updated) => updated,
+                    Err(e) => {
+                        tracing::warn!(cluster = %uuid, error = %e, "Skip pulling data from cluster");
+                        false
+                    }
+                }
+            })
+            .await;
+        results.into_iter().filter(|u| *u).count()
+    }
+
+    async fn health_one(self: &Arc<Self>, cluster: Cluster) -> Result<bool, MagnumError> {
+        let ctx = admin_context();
+        let scope = Scope::admin_all_tenants();
+        let (template, driver) = self.driver_of(&scope, &cluster).await?;
+        let ngs = self.nodegroups_of(&scope, &cluster).await?;
+        let dctx = DriverContext {
+            request: &ctx,
+            template: &template,
+            nodegroups: &ngs,
+        };
+        let report = tokio::time::timeout(
+            self.settings.driver_call_timeout,
+            driver.poll_health_status(&dctx, &cluster),
+        )
+        .await
+        .map_err(|_| MagnumError::internal("health poll timed out"))??;
+        let Some(report) = report.filter(|r| r.health_status.is_some()) else {
+            return Ok(false);
+        };
+        let mut new = cluster.clone();
+        new.health_status = report.health_status;
+        new.health_status_reason = report.health_status_reason;
+        let uuid = cluster.uuid.as_deref().unwrap_or_default();
+        cluster_db::update(
+            &self.db,
+            uuid,
+            &new,
+            &["health_status", "health_status_reason"],
+        )
+        .await?;
+        Ok(true)
+    }
+
+    /// Run `job` for every cluster, at most `sync_concurrency` at a time; results in any order.
+    async fn for_each_bounded<T, F, Fut>(self: &Arc<Self>, clusters: Vec<Cluster>, job: F) -> Vec<T>
+    where
+        T: Send + 'static,
+        F: Fn(Arc<Conductor>, Cluster) -> Fut,
+        Fut: Future<Output = T> + Send + 'static,
+    {
+        let permits = Arc::new(Semaphore::new(self.settings.sync_concurrency.max(1)));
+        let mut set = JoinSet::new();
+        let mut out = Vec::with_capacity(clusters.len());
+        for cluster in clusters {
+            let Ok(permit) = permits.clone().acquire_owned().await else {
+                break;
+            };
+            let fut = job(self.clone(), cluster);
+            set.spawn(async move {
+                let r = fut.await;
+                drop(permit);
+                r
+            });
+        }
+        while let Some(r) = set.join_next().await {
+            match r {
+                Ok(v) => out.push(v),
+                Err(e) => tracing::error!(error = %e, "periodic job panicked"),
+            }
+        }
+        out
+    }
+}
+
+/// Resolves when `rx` says `true` or its sender is gone.
+async fn stopped(rx: &mut watch::Receiver<bool>) {
+    loop {
+        if *rx.borrow_and_update() {
+            return;
+        }
+        if rx.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+fn spawn_loop<F, Fut>(
+    interval: Duration,
+    mut shutdown: watch::Receiver<bool>,
+    name: &'static str,
+    round: F,
+) -> JoinHandle<()>
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let interval = interval.max(Duration::from_millis(1));
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tracing::debug!(task = name, ?interval, "periodic task started");
+        loop {
+            tokio::select! {
+                _ = stopped(&mut shutdown) => break,
+                _ = ticker.tick() => {
+                    tokio::select! {
+                        _ = stopped(&mut shutdown) => break,
+                        _ = round() => {}
+                    }
+                }
+            }
+        }
+        tracing::debug!(task = name, "periodic task stopped");
+    })
+}
+
+/// Run [`Conductor::sync_cluster_status`] every `interval` (Magnum: 10 s, first round at once)
+/// until `shutdown` becomes `true` (or its sender is dropped). A round in progress at shutdown
+/// is abandoned between two writes.
+pub fn spawn_periodic(
+    conductor: Arc<Conductor>,
+    interval: Duration,
+    shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    spawn_loop(interval, shutdown, "sync_cluster_status", move || {
+        let c = conductor.clone();
+        async move {
+            c.sync_cluster_status().await;
+        }
+    })
+}
+
+/// Run [`Conductor::sync_cluster_health`] every `interval` (Magnum: 60 s, the default of
+/// `[kubernetes] health_polling_interval`, which Magnum reads at import time) until shutdown.
+pub fn spawn_health_periodic(
+    conductor: Arc<Conductor>,
+    interval: Duration,
+    shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    spawn_loop(
+        interval,
+        shutdown,
+        "sync_cluster_health_status",
+        move || {
+            let c = conductor.clone();
+            async move {
+                c.sync_cluster_health().await;
+            }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(human(Duration::from_secs(3600)), "60 minutes");
+        assert_eq!(human(Duration::from_secs(60)), "1 minute");
+        assert_eq!(human(Duration::from_secs(90)), "90 seconds");
+        assert_eq!(human(Duration::from_millis(20)), "20 ms");
+        assert_eq!(
+            failed_of(ClusterStatus::RollbackInProgress),
+            ClusterStatus::RollbackFailed
+        );
+    }
+}
