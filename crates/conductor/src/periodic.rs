@@ -171,26 +171,35 @@ impl Conductor {
         let ctx = admin_context();
         let scope = Scope::admin_all_tenants();
         let uuid = cluster.uuid.clone().unwrap_or_default();
-        let (template, driver) = self.driver_of(&scope, &cluster).await?;
-        let ngs = self.nodegroups_of(&scope, &cluster).await?;
-        let dctx = DriverContext {
-            request: &ctx,
-            template: &template,
-            nodegroups: &ngs,
-        };
-        let update = match tokio::time::timeout(
-            self.settings.driver_call_timeout,
-            driver.update_cluster_status(&dctx, &cluster),
-        )
-        .await
-        {
-            Ok(Ok(u)) => u,
-            Ok(Err(e)) => {
-                tracing::warn!(cluster = %uuid, error = %e, "driver update_cluster_status failed");
-                StatusUpdate::unchanged()
+        let update = match self.driver_of(&scope, &cluster).await {
+            Ok((template, driver)) => {
+                let ngs = self.nodegroups_of(&scope, &cluster).await?;
+                let dctx = DriverContext {
+                    request: &ctx,
+                    template: &template,
+                    nodegroups: &ngs,
+                };
+                match tokio::time::timeout(
+                    self.settings.driver_call_timeout,
+                    driver.update_cluster_status(&dctx, &cluster),
+                )
+                .await
+                {
+                    Ok(Ok(u)) => u,
+                    Ok(Err(e)) => {
+                        tracing::warn!(cluster = %uuid, error = %e, "driver update_cluster_status failed");
+                        StatusUpdate::unchanged()
+                    }
+                    Err(_) => {
+                        tracing::warn!(cluster = %uuid, driver = driver.name(), "driver update_cluster_status timed out");
+                        StatusUpdate::unchanged()
+                    }
+                }
             }
-            Err(_) => {
-                tracing::warn!(cluster = %uuid, driver = driver.name(), "driver update_cluster_status timed out");
+            // No template or no driver: nothing can complete the operation, but the timeout
+            // below still applies, so the cluster does not stay in progress forever.
+            Err(e) => {
+                tracing::warn!(cluster = %uuid, error = %e, "no driver for the cluster");
                 StatusUpdate::unchanged()
             }
         };

@@ -624,3 +624,30 @@ async fn operation_that_never_finishes_times_out_to_failed() {
         );
     });
 }
+
+#[tokio::test]
+async fn a_cluster_without_a_driver_still_times_out() {
+    on_every_backend!(|db| {
+        let (c, _rec) = conductor(db);
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        let uuid = create(&c, &t, "orphan", 1, &[]).await;
+        // The conductor restarts without the simulator: no driver can finish the create.
+        let (off, _) = conductor_with(db, settings(), false);
+        let report = off.sync_cluster_status().await;
+        assert_eq!((report.checked, report.changed, report.errors), (1, 0, 0));
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::CreateInProgress
+        );
+        let mut old = cluster_row(db, &uuid).await;
+        old.created_at = old.created_at.map(|t| t - chrono::Duration::hours(2));
+        cluster::update(db, &uuid, &old, &["created_at"])
+            .await
+            .unwrap();
+        assert_eq!(off.sync_cluster_status().await.timed_out, 1);
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::CreateFailed
+        );
+    });
+}

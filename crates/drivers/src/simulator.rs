@@ -20,7 +20,8 @@
 //! | `simulator_health` | `HEALTHY` / `UNHEALTHY` / `UNKNOWN`: what the health poll reports (without it the simulator has no monitor, like Magnum's default driver, and `health_status` stays unset) |
 //!
 //! Which operation is in progress is remembered in memory; after a restart it is inferred
-//! from the stored statuses (and the tick count starts again). See `docs/simulator.md`.
+//! from the stored statuses (the tick count starts again, plus one tick). See
+//! `docs/simulator.md`.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -116,6 +117,10 @@ struct Pending {
     /// The nodegroup the operation is about (resize, upgrade, nodegroup_*).
     nodegroup: Option<String>,
     ticks: u32,
+    /// Not recorded by a driver call but guessed from the statuses (after a restart, or in
+    /// the instant between a handler saving `*_IN_PROGRESS` and calling the driver): such an
+    /// operation waits one extra tick, so that the real record can replace it.
+    inferred: bool,
 }
 
 /// The simulator driver. See the module documentation: it provisions nothing.
@@ -163,6 +168,7 @@ impl SimulatorDriver {
                 op,
                 nodegroup: nodegroup.map(|n| n.uuid.clone()),
                 ticks: 0,
+                inferred: false,
             },
         );
         Ok(())
@@ -327,7 +333,7 @@ impl Driver for SimulatorDriver {
             .and_then(|u| ctx.nodegroups.iter().find(|n| n.uuid == u))
             .and_then(|n| n.labels.as_ref());
         let labels = [ng_labels, cluster.labels.as_ref()];
-        let needed = ticks_needed(&labels);
+        let needed = ticks_needed(&labels) + u32::from(pending.inferred);
         if pending.ticks < needed {
             return Ok(StatusUpdate::unchanged());
         }
@@ -495,6 +501,7 @@ fn infer(status: ClusterStatus, nodegroups: &[NodeGroup]) -> Pending {
         op,
         nodegroup,
         ticks: 0,
+        inferred: true,
     }
 }
 
@@ -736,6 +743,46 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn an_inferred_operation_waits_for_the_real_record() {
+        // nodegroup_create saves the cluster UPDATE_IN_PROGRESS before the nodegroup row and
+        // the driver call exist; a tick in that instant must not complete the cluster.
+        let sim = SimulatorDriver::new();
+        let req = RequestContext::default();
+        let template = ClusterTemplate::default();
+        let mut c = cluster(&[]);
+        c.status = Some(ClusterStatus::UpdateInProgress);
+        c.stack_id = Some("kube-abcde".into());
+        let none = DriverContext {
+            request: &req,
+            template: &template,
+            nodegroups: &[],
+        };
+        let u = sim.update_cluster_status(&none, &c).await.ok();
+        assert_eq!(u, Some(StatusUpdate::unchanged()));
+        let mut extra = ng("x", "worker", 1, ClusterStatus::CreateInProgress);
+        extra.is_default = Some(false);
+        sim.create_nodegroup(&none, &mut c, &mut extra).await.ok();
+        let ngs = vec![extra];
+        let ctx = DriverContext {
+            nodegroups: &ngs,
+            ..none
+        };
+        let u = sim
+            .update_cluster_status(&ctx, &c)
+            .await
+            .ok()
+            .unwrap_or_default();
+        assert_eq!(
+            u.cluster.and_then(|c| c.status),
+            Some(ClusterStatus::UpdateComplete)
+        );
+        assert_eq!(
+            u.writes.nodegroups.first().and_then(|n| n.status),
+            Some(ClusterStatus::CreateComplete)
+        );
+    }
+
     #[test]
     fn inference_after_restart() {
         let mut extra = ng("x", "worker", 1, ClusterStatus::CreateInProgress);
@@ -743,6 +790,7 @@ mod tests {
         let p = infer(ClusterStatus::UpdateInProgress, &[extra]);
         assert_eq!(p.op, Operation::NodegroupCreate);
         assert_eq!(p.nodegroup.as_deref(), Some("x"));
+        assert!(p.inferred);
         assert_eq!(
             infer(ClusterStatus::UpdateInProgress, &[]).op,
             Operation::Update
