@@ -92,6 +92,8 @@ pub struct Running {
     pub db: Database,
     shutdown: Option<oneshot::Sender<()>>,
     handle: JoinHandle<std::io::Result<()>>,
+    stop_loops: tokio::sync::watch::Sender<bool>,
+    loops: Vec<JoinHandle<()>>,
 }
 
 impl Running {
@@ -100,9 +102,15 @@ impl Running {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        self.handle
+        let served = self
+            .handle
             .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        let _ = self.stop_loops.send(true);
+        for l in self.loops {
+            let _ = l.await;
+        }
+        served
     }
 }
 
@@ -118,6 +126,15 @@ pub async fn open_database(config: &Config) -> Result<Database, StartError> {
         openkeel_db::manage::check_current(&db).await?;
     }
     Ok(db)
+}
+
+/// The `[drivers]` options the driver selection reads.
+pub fn driver_settings(config: &Config) -> openkeel_drivers::DriverSettings {
+    openkeel_drivers::DriverSettings {
+        disabled_drivers: config.drivers.disabled_drivers.clone(),
+        enabled_beta_drivers: config.drivers.enabled_beta_drivers.clone(),
+        default_driver: config.drivers.default_driver.clone(),
+    }
 }
 
 /// The policy enforcer from `[oslo_policy]`.
@@ -161,7 +178,38 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
     }
     let db = open_database(config).await?;
     let enforcer = policy(config, &opts.config_dirs)?;
-    let _rpc_timeout = Duration::from_secs(config.default.rpc_response_timeout.max(1) as u64);
+    let rpc_timeout = Duration::from_secs(config.default.rpc_response_timeout.max(1) as u64);
+
+    // The conductor half: drivers, handlers, the in-process transport, the periodic loops.
+    let drivers = Arc::new(openkeel_drivers::DriverRegistry::builtin(
+        driver_settings(config),
+        config.openkeel.enable_simulator_driver,
+    ));
+    let conductor = Arc::new(openkeel_conductor::Conductor::new(
+        db.clone(),
+        drivers.clone(),
+        Arc::new(openkeel_conductor::LogNotifier),
+        openkeel_conductor::ConductorSettings::default(),
+    ));
+    let rpc = Arc::new(openkeel_rpc::inprocess::InProcess::new(
+        conductor.clone(),
+        rpc_timeout,
+    ));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut loops = Vec::new();
+    if config.default.periodic_enable {
+        let interval = Duration::from_secs(config.openkeel.status_sync_interval.max(1) as u64);
+        loops.push(openkeel_conductor::spawn_periodic(
+            conductor.clone(),
+            interval,
+            stop_rx.clone(),
+        ));
+        loops.push(openkeel_conductor::spawn_health_periodic(
+            conductor.clone(),
+            Duration::from_secs(60),
+            stop_rx.clone(),
+        ));
+    }
 
     let state = openkeel_api::ApiState {
         enable_proxy_headers_parsing: false,
@@ -170,6 +218,9 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
         auth_url: config.keystone_authtoken.www_authenticate_uri.clone(),
         policy: Some(Arc::new(enforcer)),
         db: Some(db.clone()),
+        conductor: Some(rpc),
+        // The embedded default has no OpenStack cloud: the simulated one answers the look-ups.
+        cloud: Some(Arc::new(openkeel_cloud::SimulatedCloud::new())),
         ..Default::default()
     };
 
@@ -211,6 +262,8 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
         db,
         shutdown: Some(tx),
         handle,
+        stop_loops: stop_tx,
+        loops,
     })
 }
 
