@@ -1,16 +1,845 @@
-//! `/v1/clusters` routes.
+//! `/v1/clusters` routes (`magnum/api/controllers/v1/cluster.py`): list, detail, show,
+//! create, PATCH, delete — and the routing of the two sub-controllers under a cluster,
+//! `actions` ([`actions`]) and `nodegroups` ([`nodegroups`]).
+//!
+//! Each handler reads top to bottom as Magnum's: WSME typing of the query and the body, then
+//! context → policy → look-ups → validation → RPC → view. As in Magnum, the API never writes a
+//! cluster or nodegroup row: creates, updates and deletes are conductor casts (upgrade is a
+//! call).
+
+pub mod actions;
+pub mod common;
+pub mod nodegroups;
+pub mod types;
+pub mod view;
+pub mod wsme;
 
 use crate::error::ApiError;
+use crate::microversion::Version;
+use crate::pagination::{self, ArgSpec, ArgType};
+use crate::patch;
+use crate::pyliteral::PyValue;
+use crate::request;
 use crate::response::Reply;
 use crate::{ApiState, RequestInfo};
 use axum::body::Body;
+use common::{conductor, database, db, FlavorRef};
+use http::Method;
+use openkeel_cloud::validate::{self as cloud_validate, OsResources};
+use openkeel_core::context::RequestContext;
+use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::objects::{Cluster, ClusterTemplate, NodeGroup, StringMap};
+use openkeel_db::{cluster, cluster_template, nodegroup, Page, Scope};
+use openkeel_rpc::Obj;
+use serde_json::{json, Value};
+use types::cluster as ct;
+use wsme::Fields;
+
+/// The configuration only the cluster routes read (`[cinder] default_boot_volume_size` and
+/// `[api] max_limit` come from `ApiState::template_settings`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// `[quotas] max_clusters_per_project`.
+    pub max_clusters_per_project: i64,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        ClusterSettings {
+            max_clusters_per_project: 20,
+        }
+    }
+}
+
+impl ClusterSettings {
+    /// The settings of a loaded configuration.
+    pub fn from_config(c: &openkeel_core::config::Config) -> Self {
+        ClusterSettings {
+            max_clusters_per_project: c.quotas.max_clusters_per_project,
+        }
+    }
+}
+
+const ALLOW: &str = "DELETE, GET, PATCH, POST";
 
 /// Route a request under `/v1/clusters`; `rest` are the segments after the collection name.
 pub async fn route(
-    _state: &ApiState,
-    _req: &RequestInfo,
-    _body: Body,
-    _rest: &[&str],
+    state: &ApiState,
+    req: &RequestInfo,
+    body: Body,
+    rest: &[&str],
 ) -> Result<Reply, ApiError> {
-    Err(ApiError::not_found())
+    let m = &req.method;
+    match rest {
+        [] => match *m {
+            Method::GET => list(state, req, false).await,
+            Method::POST => create(state, req, body).await,
+            Method::DELETE => Err(missing_argument("cluster_ident")),
+            Method::PATCH => {
+                let _ = patch_body(state, req, body).await?;
+                Err(missing_argument("cluster_ident"))
+            }
+            _ => Err(ApiError::method_not_allowed(ALLOW)),
+        },
+        ["detail"] if *m == Method::GET => list(state, req, true).await,
+        [ident] => match *m {
+            Method::GET => get_one(state, req, ident).await,
+            Method::PATCH => update(state, req, body, ident).await,
+            Method::DELETE => delete(state, req, ident).await,
+            Method::POST => Err(positional_body_error("cluster", "Cluster", ident)),
+            _ => Err(ApiError::method_not_allowed(ALLOW)),
+        },
+        [ident, "detail"] if *m == Method::GET => detail_of_one(state, req, ident),
+        [ident, "actions", tail @ ..] => actions::route(state, req, body, ident, tail).await,
+        [ident, "nodegroups", tail @ ..] => nodegroups::route(state, req, body, ident, tail).await,
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+// ---- shared helpers (also used by actions and nodegroups) ----
+
+/// WSME `MissingArgument`.
+pub(crate) fn missing_argument(name: &str) -> ApiError {
+    MagnumError::new(ErrorKind::MissingArgument, &[("argname", &name)]).into()
+}
+
+/// A POST to a member path: pecan passes the path segment as the body argument.
+pub(crate) fn positional_body_error(arg: &str, class: &str, ident: &str) -> ApiError {
+    wsme::invalid_input(
+        arg,
+        ident,
+        &format!(
+            "unable to convert to {class}. Error: {class}.__init__() takes 1 positional argument but 2 were given"
+        ),
+    )
+    .into()
+}
+
+/// The 406 of a handler that does not exist at the requested version (raised while routing).
+pub(crate) fn not_at_version(v: Version, api: &str) -> ApiError {
+    ApiError::not_acceptable(format!(
+        "Version {v} was requested but the requested API {api} is not supported for this version."
+    ))
+}
+
+/// Read the body argument `arg`: none → `Missing argument`; then WSME's content-type and JSON
+/// rules.
+pub(crate) async fn read_json(req: &RequestInfo, body: Body, arg: &str) -> Result<Value, ApiError> {
+    let bytes = crate::read_body(body, request::MAX_BODY_BYTES).await?;
+    if bytes.is_empty() {
+        return Err(missing_argument(arg));
+    }
+    request::json_value_body(req, Body::from(bytes)).await
+}
+
+/// `api_utils.get_resource('Cluster', ident)`: by uuid when UUID-like, else by name, with the
+/// context's scoping.
+pub(crate) async fn get_cluster(
+    state: &ApiState,
+    ctx: &RequestContext,
+    ident: &str,
+) -> Result<Cluster, ApiError> {
+    let dbh = database(state)?;
+    let scope = Scope::from(ctx);
+    let r = if openkeel_db::ident::is_uuid_like(ident) {
+        cluster::get_by_uuid(dbh, &scope, ident).await
+    } else {
+        cluster::get_by_name(dbh, &scope, ident).await
+    };
+    r.map_err(db)
+}
+
+/// `cluster.nodegroups`: the cluster's nodegroups in id order (nodegroup scoping).
+pub(crate) async fn cluster_nodegroups(
+    state: &ApiState,
+    ctx: &RequestContext,
+    cluster: &Cluster,
+) -> Result<Vec<NodeGroup>, ApiError> {
+    let uuid = cluster.uuid.clone().unwrap_or_default();
+    nodegroup::list(
+        database(state)?,
+        &Scope::from(ctx),
+        &uuid,
+        &openkeel_db::NodeGroupFilters::default(),
+        &Page::all(),
+    )
+    .await
+    .map_err(db)
+}
+
+/// `cluster.default_ng_worker`: the first default nodegroup whose role is not `master`.
+pub(crate) fn default_worker(ngs: &[NodeGroup]) -> Result<&NodeGroup, ApiError> {
+    ngs.iter()
+        .find(|ng| ng.is_default == Some(true) && !view::is_master(ng))
+        .ok_or_else(|| MagnumError::internal("list index out of range").into())
+}
+
+/// `cluster.cluster_template` (lazy-loaded by uuid with the caller's scoping).
+pub(crate) async fn cluster_template_of(
+    state: &ApiState,
+    ctx: &RequestContext,
+    cluster: &Cluster,
+) -> Result<ClusterTemplate, ApiError> {
+    let id = cluster.cluster_template_id.clone().unwrap_or_default();
+    cluster_template::get_by_uuid(database(state)?, &Scope::from(ctx), &id)
+        .await
+        .map_err(db)
+}
+
+/// The policy target of an object (`cluster.as_dict()`).
+pub(crate) fn target<T: serde::Serialize>(obj: &T) -> Value {
+    serde_json::to_value(obj).unwrap_or(Value::Null)
+}
+
+// ---- GET /v1/clusters, /v1/clusters/detail ----
+
+async fn list(state: &ApiState, req: &RequestInfo, detail: bool) -> Result<Reply, ApiError> {
+    let args = pagination::parse_args(req, &pagination::LIST_ARGS)?;
+    let params = pagination::ListParams::from_args(&args);
+    let mut ctx = request::context(state, req);
+    let (rule, all) = if detail {
+        ("cluster:detail", "cluster:detail_all_projects")
+    } else {
+        ("cluster:get_all", "cluster:get_all_all_projects")
+    };
+    request::enforce(state, &ctx, rule, None)?;
+    if ctx.is_admin {
+        request::enforce(state, &ctx, all, None)?;
+        ctx.all_tenants = true;
+    }
+    let limit = pagination::validate_limit(params.limit, state.template_settings.max_limit)?;
+    pagination::validate_sort_dir(&params.sort_dir)?;
+    let dbh = database(state)?;
+    let scope = Scope::from(&ctx);
+    let marker = match &params.marker {
+        Some(m) => Some(cluster::get_by_uuid(dbh, &scope, m).await.map_err(db)?),
+        None => None,
+    };
+    let page = Page {
+        limit: Some(limit),
+        marker: marker.as_ref(),
+        sort_key: Some(&params.sort_key),
+        sort_dir: Some(&params.sort_dir),
+    };
+    let rows = cluster::list_with_nodegroups(dbh, &scope, &Default::default(), &page)
+        .await
+        .map_err(db)?;
+    // One template look-up per distinct template of the page (Magnum's prefetch), done for
+    // summaries too: an invisible template fails the whole list.
+    let mut templates: Vec<(String, Option<StringMap>)> = Vec::new();
+    for (c, _) in &rows {
+        let Some(tid) = c.cluster_template_id.as_deref().filter(|t| !t.is_empty()) else {
+            continue;
+        };
+        if templates.iter().any(|(t, _)| t == tid) {
+            continue;
+        }
+        let t = cluster_template::get_by_uuid(dbh, &scope, tid)
+            .await
+            .map_err(db)?;
+        templates.push((tid.to_string(), t.labels));
+    }
+    let items: Vec<Value> = rows
+        .iter()
+        .map(|(c, ngs)| {
+            if detail {
+                let labels = templates
+                    .iter()
+                    .find(|(t, _)| Some(t.as_str()) == c.cluster_template_id.as_deref())
+                    .and_then(|(_, l)| l.as_ref());
+                view::cluster_full(c, ngs, labels, req.version, &req.host_url, None)
+            } else {
+                view::cluster_summary(c, ngs, req.version, &req.host_url)
+            }
+        })
+        .collect();
+    let last = rows
+        .last()
+        .and_then(|(c, _)| c.uuid.clone())
+        .unwrap_or_default();
+    let url = if detail { "clusters/detail" } else { "clusters" };
+    let next = pagination::next_link(
+        &req.host_url,
+        url,
+        &params.next_args(),
+        limit,
+        items.len(),
+        &last,
+    );
+    Ok(Reply::ok(pagination::collection("clusters", items, next)))
+}
+
+/// `GET /v1/clusters/{id}/detail`: `detail` with the path segment as its `marker`, refused
+/// after the policy check with the unformatted `HTTPNotFound` text.
+fn detail_of_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Reply, ApiError> {
+    if !openkeel_db::ident::is_uuid_like(ident) {
+        return Err(wsme::invalid_input(
+            "marker",
+            ident,
+            &format!("unable to convert to uuid. Error: Expected a uuid but received {ident}."),
+        )
+        .into());
+    }
+    let specs: Vec<ArgSpec> = pagination::LIST_ARGS
+        .iter()
+        .copied()
+        .filter(|s| s.name != "marker")
+        .collect();
+    pagination::parse_args(req, &specs)?;
+    let ctx = request::context(state, req);
+    request::enforce(state, &ctx, "cluster:detail", None)?;
+    Err(MagnumError::new(ErrorKind::HTTPNotFound, &[]).into())
+}
+
+// ---- GET /v1/clusters/{id} ----
+
+async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Reply, ApiError> {
+    pagination::parse_args(req, &[])?;
+    let mut ctx = request::context(state, req);
+    if ctx.is_admin {
+        request::enforce(state, &ctx, "cluster:get_one_all_projects", None)?;
+        ctx.all_tenants = true;
+    }
+    let c = get_cluster(state, &ctx, ident).await?;
+    request::enforce(state, &ctx, "cluster:get", Some(&target(&c)))?;
+    let ngs = cluster_nodegroups(state, &ctx, &c).await?;
+    let template = cluster_template_of(state, &ctx, &c).await?;
+    let failed = c
+        .status
+        .is_some_and(|s| types::FAILED_STATUSES.contains(&s.as_str()));
+    let faults = failed.then(|| view::faults(&ngs));
+    Ok(Reply::ok(view::cluster_full(
+        &c,
+        &ngs,
+        template.labels.as_ref(),
+        req.version,
+        &req.host_url,
+        faults,
+    )))
+}
+
+// ---- POST /v1/clusters ----
+
+async fn create(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, ApiError> {
+    pagination::parse_args(req, &[])?;
+    let value = read_json(req, body, "cluster").await?;
+    let fields = wsme::from_json("cluster", &value, ct::ATTRS)?;
+    let mut ctx = request::context(state, req);
+    let result = create_cluster(state, req, &mut ctx, fields).await;
+    if req.version.at_least(10) {
+        return result;
+    }
+    // 1.1–1.9 (`ct_not_found_to_bad_request`): an unknown template is a 400.
+    result.map_err(|e| match e {
+        ApiError::Handler(m) if m.kind() == ErrorKind::ClusterTemplateNotFound => {
+            ApiError::Handler(m.with_code(400))
+        }
+        other => other,
+    })
+}
+
+fn text(f: &Fields, name: &str) -> Option<String> {
+    match f.get(name) {
+        Some(PyValue::Str(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn int_of(v: Option<&PyValue>) -> Option<i64> {
+    match v {
+        Some(PyValue::Int(i)) => i64::try_from(*i).ok(),
+        Some(PyValue::Bool(b)) => Some(i64::from(*b)),
+        _ => None,
+    }
+}
+
+fn as_i32(v: Option<&PyValue>) -> Option<i32> {
+    int_of(v).and_then(|i| i32::try_from(i).ok())
+}
+
+fn opt_str(v: &Option<String>) -> PyValue {
+    v.clone().map_or(PyValue::None, PyValue::Str)
+}
+
+fn labels_py(m: Option<&StringMap>) -> PyValue {
+    PyValue::Dict(
+        m.map(|m| {
+            m.iter()
+                .map(|(k, v)| (PyValue::str(k.clone()), PyValue::str(v.clone())))
+                .collect()
+        })
+        .unwrap_or_default(),
+    )
+}
+
+/// `ClusterTemplate.get(context, ident)`.
+async fn load_template(
+    state: &ApiState,
+    ctx: &RequestContext,
+    ident: Option<&str>,
+) -> Result<ClusterTemplate, ApiError> {
+    let Some(ident) = ident else {
+        return Err(MagnumError::new(
+            ErrorKind::ClusterTemplateNotFound,
+            &[("clustertemplate", &"None")],
+        )
+        .into());
+    };
+    cluster_template::get(database(state)?, &Scope::from(ctx), ident)
+        .await
+        .map_err(db)
+}
+
+/// The base driver's `validate_master_size`: an odd count of at least 1.
+fn validate_master_size(master_count: Option<&PyValue>) -> Result<(), ApiError> {
+    match master_count {
+        Some(PyValue::Int(n)) if *n >= 1 && n % 2 == 1 => Ok(()),
+        // Magnum: `None % 2` is a 500 for an explicit null; docs/differences.md.
+        other => Err(MagnumError::new(
+            ErrorKind::MasterNGSizeInvalid,
+            &[(
+                "requested_size",
+                &other.map_or_else(|| "None".to_string(), PyValue::py_str),
+            )],
+        )
+        .into()),
+    }
+}
+
+async fn create_cluster(
+    state: &ApiState,
+    req: &RequestInfo,
+    ctx: &mut RequestContext,
+    mut c: Fields,
+) -> Result<Reply, ApiError> {
+    // Decorators: the template (uuid, name or id), the driver's checks.
+    let template = load_template(state, ctx, text(&c, "cluster_template_id").as_deref()).await?;
+    // `enforce_cluster_type_supported`: `get_driver(server_type, cluster_distro, coe)`.
+    if let Some(drivers) = &state.drivers {
+        drivers.supports(
+            template.server_type.as_deref(),
+            template.cluster_distro.as_deref(),
+            template.coe.as_deref(),
+            None,
+        )?;
+    }
+    let volume_size = int_of(c.get("docker_volume_size"))
+        .filter(|v| *v != 0)
+        .or_else(|| template.docker_volume_size.map(i64::from));
+    if template.docker_storage_driver.as_deref() == Some("devicemapper")
+        && volume_size.is_none_or(|v| v < 3)
+    {
+        return Err(MagnumError::invalid_parameter(format!(
+            "docker volume size {} GB is not valid, expecting minimum value 3GB for devicemapper storage driver.",
+            volume_size.map_or_else(|| "None".to_string(), |v| v.to_string())
+        ))
+        .into());
+    }
+    validate_master_size(c.getattr(&ct::MASTER_COUNT).as_ref())?;
+    let node_count = c.getattr(&ct::NODE_COUNT);
+    if !req.version.at_least(10) && int_of(node_count.as_ref()) == Some(0) {
+        return Err(MagnumError::new(ErrorKind::ZeroNodeCountNotSupported, &[]).into());
+    }
+
+    // _post
+    request::enforce(state, ctx, "cluster:create", None)?;
+    check_quota(state, ctx).await?;
+    if template.hidden == Some(true) && !ctx.is_admin {
+        return Err(MagnumError::new(ErrorKind::NotAuthorized, &[]).into());
+    }
+    c.set("cluster_template_id", opt_str(&template.uuid));
+    if c.getattr(&ct::KEYPAIR).is_none_or(|k| k.is_none()) {
+        c.set("keypair", opt_str(&template.keypair_id));
+    }
+    let template_labels = labels_py(template.labels.as_ref());
+    let labels = match c.get("labels") {
+        Some(l) if l.truthy() => {
+            if c.getattr(&ct::MERGE_LABELS).is_some_and(|m| m.truthy()) {
+                let mut merged = template_labels.clone();
+                if let PyValue::Dict(items) = l {
+                    for (k, v) in items {
+                        merged.set(&k.py_str(), v.clone());
+                    }
+                }
+                merged
+            } else {
+                l.clone()
+            }
+        }
+        _ => template_labels,
+    };
+    c.set("labels", labels.clone());
+    if !c.is_set("floating_ip_enabled") {
+        c.set(
+            "floating_ip_enabled",
+            PyValue::Bool(template.floating_ip_enabled.unwrap_or(true)),
+        );
+    }
+    if !c.is_set("master_lb_enabled") {
+        c.set(
+            "master_lb_enabled",
+            PyValue::Bool(template.master_lb_enabled.unwrap_or(false)),
+        );
+    }
+    let from_template = [
+        (
+            "docker_volume_size",
+            template
+                .docker_volume_size
+                .map_or(PyValue::None, |v| PyValue::Int(i128::from(v))),
+        ),
+        ("master_flavor_id", opt_str(&template.master_flavor_id)),
+        ("flavor_id", opt_str(&template.flavor_id)),
+        ("fixed_network", opt_str(&template.fixed_network)),
+        ("fixed_subnet", opt_str(&template.fixed_subnet)),
+    ];
+    for (name, tv) in from_template {
+        if !c.get(name).is_some_and(PyValue::truthy) {
+            c.set(name, tv);
+        }
+    }
+    let labels_map = wsme::string_map("labels", &labels)?;
+
+    // Root volume, OpenStack resources, keypair, master count.
+    let cloud = common::cloud(state)?;
+    let bvs = state.template_settings.default_boot_volume_size;
+    for attr in ["flavor_id", "master_flavor_id"] {
+        let f = text(&c, attr);
+        let r = f.as_deref().map_or(FlavorRef::Null, FlavorRef::Name);
+        common::check_root_volume(cloud, ctx, Some(&labels_map), r, bvs).await?;
+    }
+    let (flavor, master_flavor) = (text(&c, "flavor_id"), text(&c, "master_flavor_id"));
+    let (fixed_net, fixed_subnet) = (text(&c, "fixed_network"), text(&c, "fixed_subnet"));
+    let keypair = text(&c, "keypair");
+    let cluster_res = OsResources {
+        image_id: None,
+        flavor_id: flavor.as_deref(),
+        master_flavor_id: master_flavor.as_deref(),
+        external_network_id: None,
+        fixed_network: fixed_net.as_deref(),
+        fixed_subnet: fixed_subnet.as_deref(),
+    };
+    let template_res = OsResources {
+        image_id: template.image_id.as_deref(),
+        flavor_id: template.flavor_id.as_deref(),
+        master_flavor_id: template.master_flavor_id.as_deref(),
+        external_network_id: template.external_network_id.as_deref(),
+        fixed_network: template.fixed_network.as_deref(),
+        fixed_subnet: template.fixed_subnet.as_deref(),
+    };
+    cloud_validate::validate_os_resources(
+        cloud,
+        ctx,
+        &template_res,
+        Some((&cluster_res, keypair.as_deref())),
+    )
+    .await?;
+    let master_count = int_of(c.getattr(&ct::MASTER_COUNT).as_ref()).unwrap_or(1);
+    let master_lb = c.get("master_lb_enabled").is_some_and(PyValue::truthy);
+    if master_count > 1 && !master_lb {
+        return Err(MagnumError::invalid_parameter(
+            "master_count must be 1 when master_lb_enabled is False",
+        )
+        .into());
+    }
+
+    // The object sent to the conductor, with exactly the fields Magnum sets.
+    let (obj, create_timeout) = new_cluster(ctx, &c)?;
+    let uuid = obj.data.uuid.clone().unwrap_or_default();
+    // A null node_count is coerced to the nodegroup default (1) by the conductor's objects.
+    let node_count = as_i32(node_count.as_ref()).unwrap_or(1);
+    let master_count = i32::try_from(master_count).unwrap_or(1);
+    conductor(state)?
+        .cluster_create(ctx, obj, master_count, node_count, create_timeout)
+        .await?;
+    Ok(Reply::json(202, json!({ "uuid": uuid })))
+}
+
+/// `_check_cluster_quota_limit`.
+async fn check_quota(state: &ApiState, ctx: &RequestContext) -> Result<(), ApiError> {
+    let dbh = database(state)?;
+    let project = ctx.project_id.clone().unwrap_or_default();
+    let limit = match openkeel_db::quota::get_by_project_id_resource(dbh, &project, "Cluster").await
+    {
+        Ok(q) => i64::from(q.hard_limit),
+        Err(openkeel_db::DbError::QuotaNotFound { .. }) => state.clusters.max_clusters_per_project,
+        Err(e) => return Err(db(e)),
+    };
+    let count = cluster::count(dbh, &Scope::from(ctx), &Default::default())
+        .await
+        .map_err(db)?;
+    if count >= limit {
+        return Err(MagnumError::new(
+            ErrorKind::ResourceLimitExceeded,
+            &[(
+                "msg",
+                &format!(
+                    "You have reached the maximum clusters per project, {limit}. You may delete a cluster to make room for a new one."
+                ),
+            )],
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// `NameGenerator().generate() + '-cluster'`.
+fn generate_name() -> String {
+    const LETTERS: [&str; 24] = [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+        "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi",
+        "chi", "psi", "omega",
+    ];
+    let r = uuid::Uuid::new_v4();
+    let b = r.as_bytes();
+    let letter = LETTERS[usize::from(b[0]) % LETTERS.len()];
+    let number = usize::from(b[1]) % 24 + 1;
+    format!("{letter}-{number}-cluster")
+}
+
+/// `objects.Cluster(context, **cluster_dict)` + a new uuid: the cluster as cast to
+/// `cluster_create`, with its changed fields, and the `create_timeout` argument.
+fn new_cluster(ctx: &RequestContext, c: &Fields) -> Result<(Obj<Cluster>, i32), ApiError> {
+    let mut cl = Cluster::default();
+    let mut changes: Vec<&str> = Vec::new();
+    let s = |name: &str| text(c, name);
+    // Attributes of the API type that are object fields, as `as_dict()` gives them.
+    for attr in ct::FIELDS {
+        let name = attr.name;
+        if matches!(
+            name,
+            "node_count" | "master_count" | "node_addresses" | "master_addresses"
+        ) {
+            continue;
+        }
+        let Some(v) = c.getattr(attr) else { continue };
+        changes.push(name);
+        match name {
+            "uuid" => {}
+            "name" => cl.name = s(name),
+            "cluster_template_id" => cl.cluster_template_id = s(name),
+            "keypair" => cl.keypair = s(name),
+            "docker_volume_size" => cl.docker_volume_size = as_i32(Some(&v)),
+            "labels" => cl.labels = Some(wsme::string_map("labels", &v)?),
+            "master_flavor_id" => cl.master_flavor_id = s(name),
+            "flavor_id" => cl.flavor_id = s(name),
+            "status" => cl.status = s(name).and_then(|x| x.parse().ok()),
+            "status_reason" => cl.status_reason = s(name),
+            "health_status" => cl.health_status = s(name).and_then(|x| x.parse().ok()),
+            "health_status_reason" => {
+                cl.health_status_reason = match &v {
+                    PyValue::None => None,
+                    other => Some(wsme::string_map("health_status_reason", other)?),
+                }
+            }
+            "create_timeout" => cl.create_timeout = as_i32(Some(&v)),
+            "discovery_url" => cl.discovery_url = s(name),
+            "fixed_network" => cl.fixed_network = s(name),
+            "fixed_subnet" => cl.fixed_subnet = s(name),
+            // A null boolean takes the object's default.
+            "floating_ip_enabled" => cl.floating_ip_enabled = Some(v.truthy() || v.is_none()),
+            "master_lb_enabled" => cl.master_lb_enabled = Some(v.truthy()),
+            _ => {}
+        }
+    }
+    cl.uuid = Some(uuid::Uuid::new_v4().to_string());
+    cl.project_id = ctx.project_id.clone();
+    cl.user_id = ctx.user_id.clone();
+    if cl.name.as_deref().is_none_or(str::is_empty) {
+        cl.name = Some(generate_name());
+    }
+    cl.coe_version = None;
+    cl.container_version = None;
+    for extra in [
+        "uuid",
+        "project_id",
+        "user_id",
+        "name",
+        "coe_version",
+        "container_version",
+    ] {
+        if !changes.contains(&extra) {
+            changes.push(extra);
+        }
+    }
+    let timeout = cl.create_timeout.unwrap_or(60);
+    Ok((Obj::new(cl, changes), timeout))
+}
+
+// ---- PATCH /v1/clusters/{id} ----
+
+/// The PATCH query (`rollback` from 1.3) and body (`[ClusterPatchType]`).
+async fn patch_body(
+    _state: &ApiState,
+    req: &RequestInfo,
+    body: Body,
+) -> Result<(bool, Vec<patch::PatchOp>), ApiError> {
+    let rollback = if req.version.at_least(3) {
+        let args = pagination::parse_args(
+            req,
+            &[ArgSpec {
+                name: "rollback",
+                ty: ArgType::Bool,
+            }],
+        )?;
+        args.bool("rollback").unwrap_or(false)
+    } else {
+        pagination::parse_args(req, &[])?;
+        false
+    };
+    // Magnum (1.3+): a missing body is a 500 (`'NoneType' object is not iterable`).
+    let value = read_json(req, body, "patch").await?;
+    let ops = ct::PATCH.parse(&value)?;
+    Ok((rollback, ops))
+}
+
+async fn update(
+    state: &ApiState,
+    req: &RequestInfo,
+    body: Body,
+    ident: &str,
+) -> Result<Reply, ApiError> {
+    let (rollback, mut ops) = patch_body(state, req, body).await?;
+    let mut ctx = request::context(state, req);
+    if ctx.is_admin {
+        request::enforce(state, &ctx, "cluster:update_all_projects", None)?;
+        ctx.all_tenants = true;
+    }
+    let c = get_cluster(state, &ctx, ident).await?;
+    request::enforce(state, &ctx, "cluster:update", Some(&target(&c)))?;
+    request::enforce(state, &ctx, "cluster:update_health_status", None)?;
+    let ngs = cluster_nodegroups(state, &ctx, &c).await?;
+    let doc = view::cluster_doc(&c, &ngs);
+    let patched = patch::apply_jsonpatch(&doc, &mut ops)?;
+    let new = wsme::construct(&patched, ct::FIELDS)?;
+
+    // What differs between the stored cluster and the patched one (`getattr` both sides).
+    let delta: Vec<&str> = ct::FIELDS
+        .iter()
+        .filter(|attr| {
+            let old = doc.get(attr.name);
+            let new_v = new.getattr(attr);
+            match (old, new_v.as_ref()) {
+                (Some(o), Some(n)) => !o.py_eq(n),
+                (None, None) => false,
+                _ => true,
+            }
+        })
+        .map(|a| a.name)
+        .collect();
+
+    // Root volume of the patched flavors (labels that are not a dict: Magnum 500s; the
+    // property check below refuses the change instead).
+    if let Some(PyValue::Dict(items)) = new.get("labels") {
+        let labels: StringMap = items
+            .iter()
+            .map(|(k, v)| (k.py_str(), v.py_str()))
+            .collect();
+        let cloud = common::cloud(state)?;
+        for attr in [&ct::FLAVOR_ID, &ct::MASTER_FLAVOR_ID] {
+            let v = new.getattr(attr);
+            let r = match &v {
+                None => FlavorRef::Unset,
+                Some(PyValue::Str(s)) => FlavorRef::Name(s),
+                Some(_) => FlavorRef::Null,
+            };
+            common::check_root_volume(
+                cloud,
+                &ctx,
+                Some(&labels),
+                r,
+                state.template_settings.default_boot_volume_size,
+            )
+            .await?;
+        }
+    }
+    let disallowed: Vec<&str> = delta
+        .iter()
+        .copied()
+        .filter(|f| !matches!(*f, "node_count" | "health_status" | "health_status_reason"))
+        .collect();
+    if !disallowed.is_empty() {
+        return Err(MagnumError::invalid_parameter(format!(
+            "cannot change cluster property(ies) {}.",
+            disallowed.join(", ")
+        ))
+        .into());
+    }
+
+    let mut node_count = view::ng_node_count(default_worker(&ngs)?);
+    for op in ops.iter() {
+        if op.path.as_deref() == Some("/node_count") {
+            node_count = match &op.value {
+                Some(v) if v.truthy() => int_of(Some(v)).unwrap_or(0),
+                _ => int_of(new.getattr(&ct::NODE_COUNT).as_ref()).unwrap_or(1),
+            };
+        }
+    }
+    if !req.version.at_least(10) && node_count == 0 {
+        return Err(MagnumError::new(ErrorKind::ZeroNodeCountNotSupported, &[]).into());
+    }
+    let health_status = match new.getattr(&ct::HEALTH_STATUS) {
+        Some(PyValue::Str(s)) => Some(s),
+        _ => None,
+    };
+    let health_status_reason = match new.getattr(&ct::HEALTH_STATUS_REASON) {
+        Some(v @ PyValue::Dict(_)) => Some(wsme::string_map("health_status_reason", &v)?),
+        _ => None,
+    };
+    let uuid = c.uuid.clone().unwrap_or_default();
+    conductor(state)?
+        .cluster_update(
+            &ctx,
+            Obj::unchanged(c),
+            i32::try_from(node_count).unwrap_or(i32::MAX),
+            health_status,
+            health_status_reason,
+            rollback,
+        )
+        .await?;
+    Ok(Reply::json(202, json!({ "uuid": uuid })))
+}
+
+// ---- DELETE /v1/clusters/{id} ----
+
+async fn delete(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Reply, ApiError> {
+    pagination::parse_args(req, &[])?;
+    let mut ctx = request::context(state, req);
+    if ctx.is_admin {
+        request::enforce(state, &ctx, "cluster:delete_all_projects", None)?;
+        ctx.all_tenants = true;
+    }
+    let c = get_cluster(state, &ctx, ident).await?;
+    request::enforce(state, &ctx, "cluster:delete", Some(&target(&c)))?;
+    conductor(state)?
+        .cluster_delete(&ctx, c.uuid.clone().unwrap_or_default())
+        .await?;
+    Ok(Reply::empty(204))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_names() {
+        for _ in 0..50 {
+            let n = generate_name();
+            assert!(n.ends_with("-cluster"), "{n}");
+            assert!(wsme::cluster_name_matches(&n), "{n}");
+        }
+    }
+
+    #[test]
+    fn master_sizes() {
+        assert!(validate_master_size(Some(&PyValue::Int(1))).is_ok());
+        assert!(validate_master_size(Some(&PyValue::Int(3))).is_ok());
+        match validate_master_size(Some(&PyValue::Int(2))) {
+            Err(ApiError::Handler(e)) => assert_eq!(
+                e.message(),
+                "master nodegroup size of 2 is invalid, size cannot be an even number."
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
 }

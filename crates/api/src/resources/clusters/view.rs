@@ -1,0 +1,468 @@
+//! The wire shapes of clusters and nodegroups (`api-resources.md` §6.2, §7.2): WSME's
+//! attribute order, declared defaults for unset attributes, the node counts and addresses
+//! computed from nodegroups, `stack_id` → `cluster_id` at 1.13, the labels diff, links; and
+//! the `as_dict()` documents a JSON Patch is applied to.
+
+use crate::links::self_and_bookmark;
+use crate::microversion::Version;
+use crate::pyliteral::PyValue;
+use chrono::{NaiveDateTime, Timelike};
+use openkeel_core::objects::{Cluster, NodeGroup, StringMap};
+use serde_json::{Map, Value};
+
+/// A datetime as Magnum's API prints it (`isoformat()` of a UTC-aware value).
+pub fn iso(dt: Option<NaiveDateTime>) -> Value {
+    match dt {
+        None => Value::Null,
+        Some(d) => {
+            let base = d.format("%Y-%m-%dT%H:%M:%S").to_string();
+            let micros = d.nanosecond() / 1000;
+            if micros == 0 {
+                Value::from(format!("{base}+00:00"))
+            } else {
+                Value::from(format!("{base}.{micros:06}+00:00"))
+            }
+        }
+    }
+}
+
+fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
+    v.clone().map_or(Value::Null, Into::into)
+}
+
+fn map_of(m: &StringMap) -> Value {
+    Value::Object(
+        m.iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+            .collect(),
+    )
+}
+
+fn opt_map(m: &Option<StringMap>) -> Value {
+    m.as_ref().map_or(Value::Null, map_of)
+}
+
+/// The node counts and addresses Magnum's `Cluster` object computes from its nodegroups.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub node_count: i64,
+    pub master_count: i64,
+    pub node_addresses: Vec<String>,
+    pub master_addresses: Vec<String>,
+}
+
+/// A nodegroup's `node_count` as the object reads it (NULL → 1).
+pub fn ng_node_count(ng: &NodeGroup) -> i64 {
+    i64::from(ng.node_count.unwrap_or(1))
+}
+
+pub fn is_master(ng: &NodeGroup) -> bool {
+    ng.role.as_deref() == Some("master")
+}
+
+pub fn counts(ngs: &[NodeGroup]) -> Counts {
+    let mut c = Counts::default();
+    for ng in ngs {
+        let addrs = ng.node_addresses.clone().unwrap_or_default();
+        if is_master(ng) {
+            c.master_count += ng_node_count(ng);
+            c.master_addresses.extend(addrs);
+        } else {
+            c.node_count += ng_node_count(ng);
+            c.node_addresses.extend(addrs);
+        }
+    }
+    c
+}
+
+/// `api_utils.get_labels_diff(parent, labels)`: (overridden, added, skipped).
+pub fn labels_diff(parent: &Map<String, Value>, labels: &Map<String, Value>) -> (Value, Value, Value) {
+    let skipped: Map<String, Value> = parent
+        .iter()
+        .filter(|(k, _)| !labels.contains_key(*k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut overridden = Map::new();
+    let mut added = Map::new();
+    for (k, v) in labels {
+        match parent.get(k) {
+            Some(pv) if pv != v => {
+                overridden.insert(k.clone(), pv.clone());
+            }
+            Some(_) => {}
+            None => {
+                added.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    (
+        Value::Object(overridden),
+        Value::Object(added),
+        Value::Object(skipped),
+    )
+}
+
+/// A labels column as a JSON object (`NULL` → `{}` for the diff).
+pub fn labels_obj(m: Option<&StringMap>) -> Map<String, Value> {
+    match m {
+        Some(m) => m
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+            .collect(),
+        None => Map::new(),
+    }
+}
+
+fn status(c: &Cluster) -> Value {
+    c.status
+        .map_or(Value::Null, |s| Value::from(s.as_str()))
+}
+
+/// `GET /v1/clusters` item.
+pub fn cluster_summary(c: &Cluster, ngs: &[NodeGroup], version: Version, host: &str) -> Value {
+    let n = counts(ngs);
+    let uuid = c.uuid.clone().unwrap_or_default();
+    let mut m = Map::new();
+    m.insert("uuid".into(), opt(&c.uuid));
+    m.insert("name".into(), opt(&c.name));
+    m.insert("cluster_template_id".into(), opt(&c.cluster_template_id));
+    m.insert("keypair".into(), opt(&c.keypair));
+    m.insert("node_count".into(), Value::from(n.node_count));
+    m.insert("master_count".into(), Value::from(n.master_count));
+    m.insert("docker_volume_size".into(), opt(&c.docker_volume_size));
+    m.insert("labels".into(), opt_map(&c.labels));
+    m.insert("master_flavor_id".into(), opt(&c.master_flavor_id));
+    m.insert("flavor_id".into(), opt(&c.flavor_id));
+    m.insert("create_timeout".into(), opt(&c.create_timeout));
+    m.insert("links".into(), self_and_bookmark(host, "clusters", &uuid));
+    let key = if version.at_least(13) {
+        "cluster_id"
+    } else {
+        "stack_id"
+    };
+    m.insert(key.into(), opt(&c.stack_id));
+    m.insert("status".into(), status(c));
+    m.insert(
+        "health_status".into(),
+        c.health_status
+            .map_or(Value::Null, |s| Value::from(s.as_str())),
+    );
+    m.insert("merge_labels".into(), Value::Bool(false));
+    Value::Object(m)
+}
+
+/// `GET /v1/clusters/{id}` and `/detail` items; `faults` only for a failed cluster's GET.
+pub fn cluster_full(
+    c: &Cluster,
+    ngs: &[NodeGroup],
+    template_labels: Option<&StringMap>,
+    version: Version,
+    host: &str,
+    faults: Option<Value>,
+) -> Value {
+    let n = counts(ngs);
+    let uuid = c.uuid.clone().unwrap_or_default();
+    let mut m = Map::new();
+    m.insert("uuid".into(), opt(&c.uuid));
+    m.insert("name".into(), opt(&c.name));
+    m.insert("cluster_template_id".into(), opt(&c.cluster_template_id));
+    m.insert("keypair".into(), opt(&c.keypair));
+    m.insert("node_count".into(), Value::from(n.node_count));
+    m.insert("master_count".into(), Value::from(n.master_count));
+    m.insert("docker_volume_size".into(), opt(&c.docker_volume_size));
+    m.insert("labels".into(), opt_map(&c.labels));
+    m.insert("master_flavor_id".into(), opt(&c.master_flavor_id));
+    m.insert("flavor_id".into(), opt(&c.flavor_id));
+    m.insert("create_timeout".into(), opt(&c.create_timeout));
+    m.insert("links".into(), self_and_bookmark(host, "clusters", &uuid));
+    let key = if version.at_least(13) {
+        "cluster_id"
+    } else {
+        "stack_id"
+    };
+    m.insert(key.into(), opt(&c.stack_id));
+    m.insert("status".into(), status(c));
+    m.insert("status_reason".into(), opt(&c.status_reason));
+    m.insert(
+        "health_status".into(),
+        c.health_status
+            .map_or(Value::Null, |s| Value::from(s.as_str())),
+    );
+    m.insert("health_status_reason".into(), opt_map(&c.health_status_reason));
+    m.insert("discovery_url".into(), opt(&c.discovery_url));
+    m.insert("api_address".into(), opt(&c.api_address));
+    m.insert("coe_version".into(), opt(&c.coe_version));
+    m.insert("container_version".into(), opt(&c.container_version));
+    m.insert("project_id".into(), opt(&c.project_id));
+    m.insert("user_id".into(), opt(&c.user_id));
+    m.insert("node_addresses".into(), Value::from(n.node_addresses));
+    m.insert("master_addresses".into(), Value::from(n.master_addresses));
+    if let Some(f) = faults {
+        m.insert("faults".into(), f);
+    }
+    m.insert("fixed_network".into(), opt(&c.fixed_network));
+    m.insert("fixed_subnet".into(), opt(&c.fixed_subnet));
+    m.insert(
+        "floating_ip_enabled".into(),
+        Value::Bool(c.floating_ip_enabled.unwrap_or(true)),
+    );
+    m.insert("merge_labels".into(), Value::Bool(false));
+    let (o, a, s) = labels_diff(
+        &labels_obj(template_labels),
+        &labels_obj(c.labels.as_ref()),
+    );
+    m.insert("labels_overridden".into(), o);
+    m.insert("labels_added".into(), a);
+    m.insert("labels_skipped".into(), s);
+    m.insert(
+        "master_lb_enabled".into(),
+        Value::Bool(c.master_lb_enabled.unwrap_or(false)),
+    );
+    m.insert("created_at".into(), iso(c.created_at));
+    m.insert("updated_at".into(), iso(c.updated_at));
+    Value::Object(m)
+}
+
+/// `_collect_fault_info`: nodegroup name → status_reason of the failed nodegroups.
+pub fn faults(ngs: &[NodeGroup]) -> Value {
+    Value::Object(
+        ngs.iter()
+            .filter(|ng| ng.status.is_some_and(|s| s.as_str().ends_with("FAILED")))
+            .map(|ng| (ng.name.clone(), opt(&ng.status_reason)))
+            .collect(),
+    )
+}
+
+/// `cluster.as_dict()` (object field order, then the nodegroup-derived values): the
+/// document a cluster PATCH is applied to.
+pub fn cluster_doc(c: &Cluster, ngs: &[NodeGroup]) -> PyValue {
+    let n = counts(ngs);
+    let mut m = Map::new();
+    m.insert("id".into(), Value::from(c.id));
+    m.insert("uuid".into(), opt(&c.uuid));
+    m.insert("name".into(), opt(&c.name));
+    m.insert("project_id".into(), opt(&c.project_id));
+    m.insert("user_id".into(), opt(&c.user_id));
+    m.insert("cluster_template_id".into(), opt(&c.cluster_template_id));
+    m.insert("keypair".into(), opt(&c.keypair));
+    m.insert("docker_volume_size".into(), opt(&c.docker_volume_size));
+    m.insert("labels".into(), opt_map(&c.labels));
+    m.insert("master_flavor_id".into(), opt(&c.master_flavor_id));
+    m.insert("flavor_id".into(), opt(&c.flavor_id));
+    m.insert("stack_id".into(), opt(&c.stack_id));
+    m.insert("status".into(), status(c));
+    m.insert("status_reason".into(), opt(&c.status_reason));
+    m.insert(
+        "health_status".into(),
+        c.health_status
+            .map_or(Value::Null, |s| Value::from(s.as_str())),
+    );
+    m.insert("health_status_reason".into(), opt_map(&c.health_status_reason));
+    m.insert("create_timeout".into(), opt(&c.create_timeout));
+    m.insert("api_address".into(), opt(&c.api_address));
+    m.insert("discovery_url".into(), opt(&c.discovery_url));
+    m.insert("ca_cert_ref".into(), opt(&c.ca_cert_ref));
+    m.insert("magnum_cert_ref".into(), opt(&c.magnum_cert_ref));
+    m.insert("etcd_ca_cert_ref".into(), opt(&c.etcd_ca_cert_ref));
+    m.insert("front_proxy_ca_cert_ref".into(), opt(&c.front_proxy_ca_cert_ref));
+    m.insert("coe_version".into(), opt(&c.coe_version));
+    m.insert("container_version".into(), opt(&c.container_version));
+    m.insert("fixed_network".into(), opt(&c.fixed_network));
+    m.insert("fixed_subnet".into(), opt(&c.fixed_subnet));
+    m.insert(
+        "floating_ip_enabled".into(),
+        Value::Bool(c.floating_ip_enabled.unwrap_or(true)),
+    );
+    m.insert(
+        "master_lb_enabled".into(),
+        Value::Bool(c.master_lb_enabled.unwrap_or(false)),
+    );
+    let mut doc = PyValue::from_json(&Value::Object(m));
+    doc.set("created_at", py_datetime(c.created_at));
+    doc.set("updated_at", py_datetime(c.updated_at));
+    doc.set("node_count", PyValue::Int(i128::from(n.node_count)));
+    doc.set("master_count", PyValue::Int(i128::from(n.master_count)));
+    doc.set(
+        "node_addresses",
+        PyValue::List(n.node_addresses.into_iter().map(PyValue::Str).collect()),
+    );
+    doc.set(
+        "master_addresses",
+        PyValue::List(n.master_addresses.into_iter().map(PyValue::Str).collect()),
+    );
+    doc
+}
+
+fn py_datetime(dt: Option<NaiveDateTime>) -> PyValue {
+    dt.as_ref().map_or(PyValue::None, PyValue::datetime_utc)
+}
+
+/// A stored nodegroup as a JSON map in object field order (object defaults for the NULLs of
+/// non-nullable fields; datetimes as the API prints them).
+pub fn ng_map(ng: &NodeGroup) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("id".into(), Value::from(ng.id));
+    m.insert("uuid".into(), Value::from(ng.uuid.clone()));
+    m.insert("name".into(), Value::from(ng.name.clone()));
+    m.insert("cluster_id".into(), Value::from(ng.cluster_id.clone()));
+    m.insert("project_id".into(), Value::from(ng.project_id.clone()));
+    m.insert("docker_volume_size".into(), opt(&ng.docker_volume_size));
+    m.insert("labels".into(), opt_map(&ng.labels));
+    m.insert("flavor_id".into(), opt(&ng.flavor_id));
+    m.insert("image_id".into(), opt(&ng.image_id));
+    m.insert("node_addresses".into(), opt(&ng.node_addresses));
+    m.insert("node_count".into(), Value::from(ng_node_count(ng)));
+    m.insert("role".into(), opt(&ng.role));
+    m.insert("max_node_count".into(), opt(&ng.max_node_count));
+    m.insert(
+        "min_node_count".into(),
+        Value::from(ng.min_node_count.unwrap_or(0)),
+    );
+    m.insert("is_default".into(), Value::Bool(ng.is_default.unwrap_or(false)));
+    m.insert("stack_id".into(), opt(&ng.stack_id));
+    m.insert(
+        "status".into(),
+        ng.status.map_or(Value::Null, |s| Value::from(s.as_str())),
+    );
+    m.insert("status_reason".into(), opt(&ng.status_reason));
+    m.insert("version".into(), opt(&ng.version));
+    m.insert("node_labels".into(), opt_map(&ng.node_labels));
+    m.insert(
+        "node_taints".into(),
+        ng.node_taints.as_ref().map_or(Value::Null, |t| {
+            Value::Array(t.iter().cloned().map(Value::Object).collect())
+        }),
+    );
+    m.insert("created_at".into(), iso(ng.created_at));
+    m.insert("updated_at".into(), iso(ng.updated_at));
+    m
+}
+
+/// `nodegroup.as_dict()`: the document a nodegroup PATCH is applied to.
+pub fn ng_doc(ng: &NodeGroup) -> PyValue {
+    let mut doc = PyValue::from_json(&Value::Object(ng_map(ng)));
+    doc.set("created_at", py_datetime(ng.created_at));
+    doc.set("updated_at", py_datetime(ng.updated_at));
+    doc
+}
+
+/// A declared default, built on demand.
+type DefaultFn = Option<fn() -> Value>;
+
+/// The nodegroup attributes in WSME declaration order, with their declared defaults.
+const NG_ORDER: &[(&str, DefaultFn)] = &[
+    ("id", None),
+    ("uuid", None),
+    ("name", Some(|| Value::Null)),
+    ("cluster_id", None),
+    ("project_id", None),
+    ("docker_volume_size", None),
+    ("labels", None),
+    ("links", None),
+    ("flavor_id", None),
+    ("image_id", None),
+    ("node_addresses", None),
+    ("node_count", Some(|| Value::from(1))),
+    ("role", Some(|| Value::from("worker"))),
+    ("min_node_count", Some(|| Value::from(0))),
+    ("max_node_count", Some(|| Value::Null)),
+    ("is_default", None),
+    ("stack_id", None),
+    ("status", None),
+    ("status_reason", None),
+    ("version", None),
+    ("merge_labels", Some(|| Value::Bool(false))),
+    ("labels_overridden", None),
+    ("labels_added", None),
+    ("labels_skipped", None),
+    ("node_labels", None),
+    ("node_taints", None),
+    ("created_at", None),
+    ("updated_at", None),
+];
+
+/// `NodeGroup.convert(obj)` (full): `set` holds the object's set fields (JSON, datetimes as
+/// printed), `cluster_labels` the parent cluster's labels.
+pub fn ng_full(set: &Map<String, Value>, cluster_labels: Option<&StringMap>, host: &str) -> Value {
+    let cluster = set.get("cluster_id").and_then(Value::as_str).unwrap_or("");
+    let uuid = set.get("uuid").and_then(Value::as_str).unwrap_or("");
+    let mut extra = Map::new();
+    extra.insert(
+        "links".into(),
+        self_and_bookmark(host, "clusters", &format!("{cluster}/nodegroups/{uuid}")),
+    );
+    let labels = match set.get("labels") {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    let (o, a, s) = labels_diff(&labels_obj(cluster_labels), &labels);
+    extra.insert("labels_overridden".into(), o);
+    extra.insert("labels_added".into(), a);
+    extra.insert("labels_skipped".into(), s);
+    let mut m = Map::new();
+    for (name, default) in NG_ORDER {
+        let v = match set.get(*name) {
+            Some(v) => Some(v.clone()),
+            None => extra.remove(*name).or_else(|| default.map(|d| d())),
+        };
+        if let Some(v) = v {
+            m.insert((*name).to_string(), v);
+        }
+    }
+    Value::Object(m)
+}
+
+/// A stored nodegroup's full view (`GET .../nodegroups/{ng}`).
+pub fn ng_full_row(ng: &NodeGroup, cluster_labels: Option<&StringMap>, host: &str) -> Value {
+    ng_full(&ng_map(ng), cluster_labels, host)
+}
+
+/// `GET .../nodegroups` item (summary: min/max show their declared defaults).
+pub fn ng_summary(ng: &NodeGroup) -> Value {
+    let mut m = Map::new();
+    m.insert("uuid".into(), Value::from(ng.uuid.clone()));
+    m.insert("name".into(), Value::from(ng.name.clone()));
+    m.insert("flavor_id".into(), opt(&ng.flavor_id));
+    m.insert("image_id".into(), opt(&ng.image_id));
+    m.insert("node_count".into(), Value::from(ng_node_count(ng)));
+    m.insert("role".into(), opt(&ng.role));
+    m.insert("min_node_count".into(), Value::from(0));
+    m.insert("max_node_count".into(), Value::Null);
+    m.insert("is_default".into(), Value::Bool(ng.is_default.unwrap_or(false)));
+    m.insert("stack_id".into(), opt(&ng.stack_id));
+    m.insert(
+        "status".into(),
+        ng.status.map_or(Value::Null, |s| Value::from(s.as_str())),
+    );
+    m.insert("merge_labels".into(), Value::Bool(false));
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+    use serde_json::json;
+
+    #[test]
+    fn datetimes() {
+        let d = NaiveDate::from_ymd_opt(2026, 7, 17)
+            .and_then(|d| d.and_hms_opt(6, 52, 54))
+            .unwrap();
+        assert_eq!(iso(Some(d)), json!("2026-07-17T06:52:54+00:00"));
+        let d0 = NaiveDate::from_ymd_opt(2026, 7, 17)
+            .and_then(|d| d.and_hms_micro_opt(6, 52, 0, 5))
+            .unwrap();
+        assert_eq!(iso(Some(d0)), json!("2026-07-17T06:52:00.000005+00:00"));
+    }
+
+    #[test]
+    fn diff() {
+        let parent = json!({"a": "1", "b": "2"});
+        let labels = json!({"a": "9", "c": "3"});
+        let (o, a, s) = labels_diff(parent.as_object().unwrap(), labels.as_object().unwrap());
+        assert_eq!(o, json!({"a": "1"}));
+        assert_eq!(a, json!({"c": "3"}));
+        assert_eq!(s, json!({"b": "2"}));
+    }
+}

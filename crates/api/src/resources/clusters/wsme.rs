@@ -1,0 +1,613 @@
+//! WSME's typing of the cluster, nodegroup and action types: attribute declarations (type,
+//! read-only, mandatory, default) in Magnum's declaration order, and the two ways WSME
+//! applies them — `fromjson` for a request body (conversion, read-only / mandatory rules, then
+//! the attribute setter) and the bare setter (`Type(**dict)`, after a JSON Patch).
+//!
+//! Values are [`PyValue`]s, as WSME sees them. Error texts are WSME's (`api-resources.md`
+//! §1.1). Where Magnum breaks with a 500 on bad input (an invalid boolean string, a list
+//! given to an integer attribute) the same `InvalidInput` 400 is given instead
+//! (`docs/differences.md`).
+
+use crate::pyliteral::PyValue;
+use openkeel_core::error::{ErrorKind, MagnumError};
+use serde_json::Value;
+
+/// The cluster name pattern (the only `StringType` pattern used here).
+pub const CLUSTER_NAME_PATTERN: &str = "^[a-zA-Z][a-zA-Z0-9_.-]*$";
+
+/// `re.search(CLUSTER_NAME_PATTERN, s)` (`$` also matches before a final newline).
+pub fn cluster_name_matches(s: &str) -> bool {
+    let s = s.strip_suffix('\n').unwrap_or(s);
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// An attribute's declared type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// `wtypes.text`.
+    Text,
+    /// `wtypes.StringType(min_length, max_length[, pattern])`.
+    Str {
+        min: usize,
+        max: usize,
+        name_pattern: bool,
+    },
+    /// `wtypes.IntegerType(minimum)`.
+    Int { min: i64 },
+    /// `wtypes.Enum(wtypes.text, ...)`.
+    Enum(&'static [&'static str]),
+    /// Magnum's `types.boolean` / `types.BooleanType()`.
+    Bool,
+    /// Magnum's `types.uuid`.
+    Uuid,
+    /// `DictType(text, MultiType(text, int, bool, float))`.
+    Labels,
+    /// `DictType(text, text)`.
+    StrMap,
+    /// `[wtypes.text]`.
+    TextList,
+    /// `[{wtypes.text: wtypes.text}]`.
+    DictList,
+    /// `[link.Link]` (read-only).
+    Links,
+    /// `datetime.datetime` (read-only).
+    DateTime,
+}
+
+/// Declared defaults (`wsattr(..., default=X)`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Default {
+    None,
+    Int(i64),
+    Bool(bool),
+    Str(&'static str),
+    EmptyList,
+}
+
+impl Default {
+    pub fn value(self) -> PyValue {
+        match self {
+            Default::None => PyValue::None,
+            Default::Int(i) => PyValue::Int(i128::from(i)),
+            Default::Bool(b) => PyValue::Bool(b),
+            Default::Str(s) => PyValue::str(s),
+            Default::EmptyList => PyValue::List(Vec::new()),
+        }
+    }
+}
+
+/// One declared attribute.
+#[derive(Debug, Clone, Copy)]
+pub struct Attr {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub readonly: bool,
+    pub mandatory: bool,
+    pub default: Option<Default>,
+}
+
+impl Attr {
+    pub const fn new(name: &'static str, ty: Ty) -> Attr {
+        Attr {
+            name,
+            ty,
+            readonly: false,
+            mandatory: false,
+            default: None,
+        }
+    }
+    pub const fn ro(mut self) -> Attr {
+        self.readonly = true;
+        self
+    }
+    pub const fn mandatory(mut self) -> Attr {
+        self.mandatory = true;
+        self
+    }
+    pub const fn default(mut self, d: Default) -> Attr {
+        self.default = Some(d);
+        self
+    }
+}
+
+/// `StringType(min_length=a, max_length=b)`.
+pub const fn str_ty(min: usize, max: usize) -> Ty {
+    Ty::Str {
+        min,
+        max,
+        name_pattern: false,
+    }
+}
+
+/// The set attributes of a complex value, in declaration order (`None` is a set `None`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fields(pub Vec<(&'static str, PyValue)>);
+
+impl Fields {
+    pub fn get(&self, name: &str) -> Option<&PyValue> {
+        self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+
+    pub fn is_set(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn set(&mut self, name: &'static str, v: PyValue) {
+        match self.0.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = v,
+            None => self.0.push((name, v)),
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<PyValue> {
+        let i = self.0.iter().position(|(k, _)| *k == name)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// `getattr`: the set value, else the declared default, else `None` (unset).
+    pub fn getattr(&self, attr: &Attr) -> Option<PyValue> {
+        self.get(attr.name)
+            .cloned()
+            .or_else(|| attr.default.map(Default::value))
+    }
+}
+
+/// WSME `InvalidInput`: `Invalid input for field/attribute <f>. Value: '<v>'. <msg>`.
+pub fn invalid_input(field: &str, value: &str, msg: &str) -> MagnumError {
+    MagnumError::new(
+        ErrorKind::InvalidInput,
+        &[("fieldname", &field), ("value", &value), ("msg", &msg)],
+    )
+}
+
+/// WSME `UnknownAttribute`, singular or plural as WSME words it.
+pub fn unknown_attributes(arg: &str, names: &[&str]) -> MagnumError {
+    let msg = if names.len() == 1 {
+        format!("Unknown attribute for argument {arg}: {}", names[0])
+    } else {
+        format!(
+            "Unknown attributes for argument {arg}: {}",
+            names.join(", ")
+        )
+    };
+    MagnumError::with_message(ErrorKind::UnknownAttribute, msg)
+}
+
+/// `fromjson(Type, body)` for the body argument `arg`.
+pub fn from_json(arg: &str, body: &Value, attrs: &[Attr]) -> Result<Fields, MagnumError> {
+    let Value::Object(obj) = body else {
+        // Magnum: 500 (`'<type>' object has no attribute ...`); see docs/differences.md.
+        return Err(MagnumError::client_side("Request must be a JSON dict"));
+    };
+    let unknown: Vec<&str> = obj
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !attrs.iter().any(|a| a.name == *k))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(unknown_attributes(arg, &unknown));
+    }
+    let mut out = Fields::default();
+    for attr in attrs {
+        match obj.get(attr.name) {
+            Some(raw) => {
+                let converted = convert(attr, &PyValue::from_json(raw)).map_err(|e| match e {
+                    Conversion::Value(msg) => {
+                        invalid_input(arg, &PyValue::from_json(body).py_str(), &msg)
+                    }
+                    Conversion::Error(e) => e,
+                })?;
+                if attr.readonly {
+                    return Err(invalid_input(
+                        attr.name,
+                        &shown_converted(attr, &converted),
+                        "Cannot set read only field.",
+                    ));
+                }
+                out.set(attr.name, assign(attr, &converted)?);
+            }
+            None if attr.mandatory => {
+                return Err(invalid_input(attr.name, "None", "Mandatory field missing."));
+            }
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Why `fromjson` failed: a `ValueError` (reported against the whole body argument) or an
+/// error raised as is.
+enum Conversion {
+    Value(String),
+    Error(MagnumError),
+}
+
+fn shown_converted(attr: &Attr, v: &PyValue) -> String {
+    match (attr.ty, v) {
+        // `str(datetime)` of what `parse_isodatetime` made of the text.
+        (Ty::DateTime, PyValue::Str(s)) => {
+            let t = s.replacen('T', " ", 1);
+            match t.strip_suffix('Z') {
+                Some(rest) => format!("{rest}+00:00"),
+                None => t,
+            }
+        }
+        _ => v.py_str(),
+    }
+}
+
+/// `int(v)` of a decoded value; `Err` is Python's message.
+pub fn python_int_of(v: &PyValue) -> Result<i128, String> {
+    match v {
+        PyValue::Bool(b) => Ok(i128::from(*b)),
+        PyValue::Int(i) => Ok(*i),
+        PyValue::Float(f) => Ok(f.trunc() as i128),
+        PyValue::Str(s) => crate::pagination::python_int(s).ok_or_else(|| {
+            format!(
+                "invalid literal for int() with base 10: {}",
+                crate::pyliteral::repr_str(s)
+            )
+        }),
+        other => Err(format!(
+            "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+            other.type_name()
+        )),
+    }
+}
+
+/// `strutils.bool_from_string(v, strict=True)`.
+pub fn python_bool_of(v: &PyValue) -> Result<bool, String> {
+    if let PyValue::Bool(b) = v {
+        return Ok(*b);
+    }
+    let s = v.py_str();
+    crate::pagination::bool_from_string(&s).ok_or_else(|| crate::pagination::unrecognized_bool(&s))
+}
+
+fn convert(attr: &Attr, raw: &PyValue) -> Result<PyValue, Conversion> {
+    if raw.is_none() {
+        return Ok(PyValue::None);
+    }
+    match attr.ty {
+        Ty::Int { .. } => python_int_of(raw)
+            .map(PyValue::Int)
+            .map_err(Conversion::Value),
+        Ty::Labels | Ty::StrMap => match raw {
+            PyValue::Dict(_) => Ok(raw.clone()),
+            other => Err(Conversion::Value(format!(
+                "Value not a valid dict: {}",
+                other.py_str()
+            ))),
+        },
+        Ty::TextList | Ty::Links => match raw {
+            PyValue::List(_) => Ok(raw.clone()),
+            other => Err(Conversion::Value(format!(
+                "Value not a valid list: {}",
+                other.py_str()
+            ))),
+        },
+        Ty::DictList => match raw {
+            PyValue::List(items) => {
+                for item in items {
+                    if !matches!(item, PyValue::Dict(_) | PyValue::None) {
+                        return Err(Conversion::Value(format!(
+                            "Value not a valid dict: {}",
+                            item.py_str()
+                        )));
+                    }
+                }
+                Ok(raw.clone())
+            }
+            other => Err(Conversion::Value(format!(
+                "Value not a valid list: {}",
+                other.py_str()
+            ))),
+        },
+        // `frombasetype` validates these while converting.
+        Ty::Uuid => check_uuid(raw)
+            .map(|()| raw.clone())
+            .map_err(Conversion::Error),
+        Ty::Bool => python_bool_of(raw)
+            .map(PyValue::Bool)
+            .map_err(|msg| Conversion::Error(invalid_input(attr.name, &raw.py_str(), &msg))),
+        _ => Ok(raw.clone()),
+    }
+}
+
+fn check_uuid(v: &PyValue) -> Result<(), MagnumError> {
+    match v {
+        PyValue::Str(s) if openkeel_db::ident::is_uuid_like(s) => Ok(()),
+        other => Err(MagnumError::new(
+            ErrorKind::InvalidUUID,
+            &[("uuid", &other.py_str())],
+        )),
+    }
+}
+
+fn wrong_type(expected: &str, v: &PyValue) -> String {
+    format!("Wrong type. Expected '{expected}', got '{}'", v.class_repr())
+}
+
+const LABEL_VALUE_TYPES: &str = "(<class 'str'>, <class 'int'>, <class 'bool'>, <class 'float'>)";
+
+fn check_str_keys(items: &[(PyValue, PyValue)]) -> Result<(), String> {
+    for (k, _) in items {
+        if !matches!(k, PyValue::Str(_) | PyValue::None) {
+            return Err(wrong_type("<class 'str'>", k));
+        }
+    }
+    Ok(())
+}
+
+fn check_str_values(items: &[(PyValue, PyValue)]) -> Result<(), String> {
+    check_str_keys(items)?;
+    for (_, v) in items {
+        if !matches!(v, PyValue::Str(_) | PyValue::None) {
+            return Err(wrong_type("<class 'str'>", v));
+        }
+    }
+    Ok(())
+}
+
+/// The attribute setter (`wsattr.__set__` → `validate_value`): the stored value.
+pub fn assign(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
+    if v.is_none() {
+        return Ok(PyValue::None);
+    }
+    let fail = |msg: String| invalid_input(attr.name, &v.py_str(), &msg);
+    match attr.ty {
+        Ty::Text => match v {
+            PyValue::Str(_) => Ok(v.clone()),
+            other => Err(fail(wrong_type("<class 'str'>", other))),
+        },
+        Ty::Str {
+            min,
+            max,
+            name_pattern,
+        } => {
+            let PyValue::Str(s) = v else {
+                return Err(fail("Value should be string".into()));
+            };
+            let len = s.chars().count();
+            if len < min {
+                return Err(fail(format!(
+                    "Value should have a minimum character requirement of {min}"
+                )));
+            }
+            if len > max {
+                return Err(fail(format!(
+                    "Value should have a maximum character requirement of {max}"
+                )));
+            }
+            if name_pattern && !cluster_name_matches(s) {
+                return Err(fail(format!(
+                    "Value should match the pattern {CLUSTER_NAME_PATTERN}"
+                )));
+            }
+            Ok(v.clone())
+        }
+        Ty::Int { min } => {
+            let n: i128 = match v {
+                PyValue::Bool(b) => i128::from(*b),
+                PyValue::Int(i) => *i,
+                PyValue::Float(f) => f.trunc() as i128,
+                other => {
+                    return Err(fail(format!(
+                        "'<' not supported between instances of '{}' and 'int'",
+                        other.type_name()
+                    )))
+                }
+            };
+            if n < i128::from(min) {
+                return Err(fail(format!("Value should be greater or equal to {min}")));
+            }
+            // The columns are int(11): larger values would fail later in the conductor.
+            if n > i128::from(i32::MAX) {
+                return Err(fail(format!(
+                    "Value should be lower or equal to {}",
+                    i32::MAX
+                )));
+            }
+            Ok(PyValue::Int(n))
+        }
+        Ty::Enum(values) => match v {
+            PyValue::Str(s) if values.contains(&s.as_str()) => Ok(v.clone()),
+            other => match other.hashable() {
+                Err(t) => Err(fail(format!("unhashable type: '{t}'"))),
+                Ok(()) => Err(fail(format!(
+                    "Value should be one of: {}",
+                    values.join(", ")
+                ))),
+            },
+        },
+        Ty::Bool => python_bool_of(v).map(PyValue::Bool).map_err(fail),
+        Ty::Uuid => check_uuid(v).map(|()| v.clone()),
+        Ty::Labels => {
+            let PyValue::Dict(items) = v else {
+                return Err(fail(wrong_type(
+                    "{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}",
+                    v,
+                )));
+            };
+            check_str_keys(items).map_err(&fail)?;
+            for (_, item) in items {
+                if !matches!(
+                    item,
+                    PyValue::None
+                        | PyValue::Str(_)
+                        | PyValue::Int(_)
+                        | PyValue::Bool(_)
+                        | PyValue::Float(_)
+                ) {
+                    return Err(fail(wrong_type(LABEL_VALUE_TYPES, item)));
+                }
+            }
+            Ok(v.clone())
+        }
+        Ty::StrMap => {
+            let PyValue::Dict(items) = v else {
+                return Err(fail(wrong_type("{<class 'str'>: <class 'str'>}", v)));
+            };
+            check_str_values(items).map_err(&fail)?;
+            Ok(v.clone())
+        }
+        Ty::TextList => {
+            let (PyValue::List(items) | PyValue::Tuple(items)) = v else {
+                return Err(fail(wrong_type("[<class 'str'>]", v)));
+            };
+            for item in items {
+                if !matches!(item, PyValue::Str(_) | PyValue::None) {
+                    return Err(fail(wrong_type("<class 'str'>", item)));
+                }
+            }
+            Ok(v.clone())
+        }
+        Ty::DictList => {
+            let (PyValue::List(items) | PyValue::Tuple(items)) = v else {
+                return Err(fail(wrong_type("[{<class 'str'>: <class 'str'>}]", v)));
+            };
+            for item in items {
+                match item {
+                    PyValue::None => {}
+                    PyValue::Dict(entries) => check_str_values(entries).map_err(&fail)?,
+                    other => {
+                        return Err(fail(wrong_type("{<class 'str'>: <class 'str'>}", other)))
+                    }
+                }
+            }
+            Ok(v.clone())
+        }
+        Ty::Links | Ty::DateTime => Ok(v.clone()),
+    }
+}
+
+/// `Type(**doc)`: each attribute of `order` (the object's field order) that `doc` holds goes
+/// through the setter; absent ones stay unset.
+pub fn construct(doc: &PyValue, order: &[&Attr]) -> Result<Fields, MagnumError> {
+    let mut out = Fields::default();
+    for attr in order {
+        if let Some(v) = doc.get(attr.name) {
+            out.set(attr.name, assign(attr, v)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `str(v)` of every value of a dict (what `DictOfStringsField` stores); `None` values
+/// are kept as `None` (the caller decides).
+pub fn string_map(
+    attr: &str,
+    v: &PyValue,
+) -> Result<openkeel_core::objects::StringMap, MagnumError> {
+    let mut out = openkeel_core::objects::StringMap::new();
+    if let PyValue::Dict(items) = v {
+        for (k, val) in items {
+            let key = k.py_str();
+            if val.is_none() {
+                // Magnum: 500 from the versioned object; docs/differences.md.
+                return Err(MagnumError::client_side(format!(
+                    "Field `{attr}[{key}]' cannot be None"
+                )));
+            }
+            out.insert(key, val.py_str());
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ATTRS: &[Attr] = &[
+        Attr::new(
+            "name",
+            Ty::Str {
+                min: 1,
+                max: 242,
+                name_pattern: true,
+            },
+        ),
+        Attr::new("cluster_template_id", Ty::Text).mandatory(),
+        Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1)),
+        Attr::new("labels", Ty::Labels),
+        Attr::new("links", Ty::Links).ro(),
+        Attr::new("floating_ip_enabled", Ty::Bool),
+        Attr::new("uuid", Ty::Uuid),
+    ];
+
+    fn err(body: Value) -> String {
+        from_json("cluster", &body, ATTRS)
+            .unwrap_err()
+            .message()
+            .to_string()
+    }
+
+    #[test]
+    fn body_errors_are_wsme_texts() {
+        assert_eq!(
+            err(json!({"cluster_template_id": "k", "foo": 1})),
+            "Unknown attribute for argument cluster: foo"
+        );
+        assert_eq!(
+            err(json!({"cluster_template_id": "k", "foo": 1, "bar": 2})),
+            "Unknown attributes for argument cluster: foo, bar"
+        );
+        assert_eq!(err(json!({"name": "x"})), "Invalid input for field/attribute cluster_template_id. Value: 'None'. Mandatory field missing.");
+        assert_eq!(
+            err(json!({"cluster_template_id": "k8s", "node_count": "abc"})),
+            "Invalid input for field/attribute cluster. Value: '{'cluster_template_id': 'k8s', 'node_count': 'abc'}'. invalid literal for int() with base 10: 'abc'"
+        );
+        assert_eq!(err(json!({"cluster_template_id": "k", "node_count": -1})), "Invalid input for field/attribute node_count. Value: '-1'. Value should be greater or equal to 0");
+        assert_eq!(err(json!({"cluster_template_id": "k", "name": "1bad"})), "Invalid input for field/attribute name. Value: '1bad'. Value should match the pattern ^[a-zA-Z][a-zA-Z0-9_.-]*$");
+        assert_eq!(
+            err(json!({"cluster_template_id": "k", "name": 5})),
+            "Invalid input for field/attribute name. Value: '5'. Value should be string"
+        );
+        assert_eq!(err(json!({"cluster_template_id": "k", "links": []})), "Invalid input for field/attribute links. Value: '[]'. Cannot set read only field.");
+        assert_eq!(
+            err(json!({"cluster_template_id": "k", "labels": {"a": [1]}})),
+            "Invalid input for field/attribute labels. Value: '{'a': [1]}'. Wrong type. Expected '(<class 'str'>, <class 'int'>, <class 'bool'>, <class 'float'>)', got '<class 'list'>'"
+        );
+        assert_eq!(err(json!({"cluster_template_id": 5})), "Invalid input for field/attribute cluster_template_id. Value: '5'. Wrong type. Expected '<class 'str'>', got '<class 'int'>'");
+        assert_eq!(
+            err(json!({"cluster_template_id": "k", "uuid": "nope"})),
+            "Expected a uuid but received nope."
+        );
+        assert!(err(json!({"cluster_template_id": "k", "floating_ip_enabled": "maybe"}))
+            .starts_with("Invalid input for field/attribute floating_ip_enabled. Value: 'maybe'. Unrecognized value 'maybe'"));
+    }
+
+    #[test]
+    fn conversions() {
+        let f = from_json(
+            "cluster",
+            &json!({"cluster_template_id": "k", "node_count": 5.7, "floating_ip_enabled": "yes", "name": null}),
+            ATTRS,
+        )
+        .unwrap();
+        assert_eq!(f.get("node_count"), Some(&PyValue::Int(5)));
+        assert_eq!(f.get("floating_ip_enabled"), Some(&PyValue::Bool(true)));
+        assert_eq!(f.get("name"), Some(&PyValue::None));
+        assert_eq!(f.getattr(&ATTRS[2]), Some(PyValue::Int(5)));
+        assert!(cluster_name_matches("abc\n"));
+        assert!(!cluster_name_matches("-abc"));
+    }
+
+    #[test]
+    fn setter_after_patch() {
+        let attr = Attr::new("node_count", Ty::Int { min: 0 });
+        assert_eq!(
+            assign(&attr, &PyValue::str("5")).unwrap_err().message(),
+            "Invalid input for field/attribute node_count. Value: '5'. '<' not supported between instances of 'str' and 'int'"
+        );
+        let labels = Attr::new("labels", Ty::Labels);
+        assert_eq!(
+            assign(&labels, &PyValue::Int(5)).unwrap_err().message(),
+            "Invalid input for field/attribute labels. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}', got '<class 'int'>'"
+        );
+    }
+}
