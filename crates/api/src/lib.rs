@@ -6,6 +6,7 @@
 //! rendered by [`error::ApiError`] in one place.
 
 pub mod accept;
+pub mod dberr;
 pub mod error;
 pub mod links;
 pub mod microversion;
@@ -16,6 +17,7 @@ pub mod request;
 pub mod resources;
 pub mod response;
 pub mod routes;
+pub mod validation;
 pub mod versions;
 
 use axum::body::Body;
@@ -49,6 +51,10 @@ pub struct ApiState {
     pub conductor: Option<Arc<dyn openkeel_rpc::ConductorApi>>,
     /// Glance / Nova / Neutron / Keystone look-ups.
     pub cloud: Option<Arc<dyn openkeel_core::cloud::Cloud>>,
+    /// The loaded cluster drivers (template create's driver selection); `None` skips it.
+    pub drivers: Option<Arc<dyn validation::DriverCatalog>>,
+    /// `[cluster_template]`, `[cinder] default_boot_volume_size`, `[api] max_limit`.
+    pub template_settings: validation::TemplateSettings,
 }
 
 impl std::fmt::Debug for ApiState {

@@ -323,12 +323,16 @@ pub fn apply_jsonpatch(doc: &PyValue, patch: &mut [PatchOp]) -> Result<PyValue, 
             if path.matches('/').count() == 1 {
                 let attr = path.trim_start_matches('/');
                 match doc.get(attr) {
-                    None => return Err(MagnumError::client_side(format!(
+                    None => {
+                        return Err(MagnumError::client_side(format!(
                         "Adding a new attribute {path} to the root of the resource is not allowed."
-                    ))),
-                    Some(v) if !v.is_none() => return Err(MagnumError::client_side(format!(
+                    )))
+                    }
+                    Some(v) if !v.is_none() => {
+                        return Err(MagnumError::client_side(format!(
                         "The attribute {path} has existed, please use 'replace' operation instead."
-                    ))),
+                    )))
+                    }
                     Some(_) => {}
                 }
             }
