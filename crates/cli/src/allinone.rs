@@ -137,6 +137,41 @@ pub fn driver_settings(config: &Config) -> openkeel_drivers::DriverSettings {
     }
 }
 
+/// The driver registry as the API's template validation sees it.
+pub struct RegistryCatalog(pub Arc<openkeel_drivers::DriverRegistry>);
+
+impl openkeel_api::validation::DriverCatalog for RegistryCatalog {
+    fn supports(
+        &self,
+        server_type: Option<&str>,
+        os: Option<&str>,
+        coe: Option<&str>,
+        driver: Option<&str>,
+    ) -> Result<(), openkeel_core::error::MagnumError> {
+        self.0.get_driver(server_type, os, coe, driver).map(|_| ())
+    }
+
+    fn default_driver(&self) -> Result<Option<String>, openkeel_core::error::MagnumError> {
+        self.0.get_default_driver()
+    }
+}
+
+/// The API's settings from the configuration.
+pub fn template_settings(config: &Config) -> openkeel_api::validation::TemplateSettings {
+    openkeel_api::validation::TemplateSettings {
+        kubernetes_allowed_network_drivers: config
+            .cluster_template
+            .kubernetes_allowed_network_drivers
+            .clone(),
+        kubernetes_default_network_driver: config
+            .cluster_template
+            .kubernetes_default_network_driver
+            .clone(),
+        default_boot_volume_size: config.cinder.default_boot_volume_size,
+        max_limit: config.api.max_limit.max(1) as u64,
+    }
+}
+
 /// The policy enforcer from `[oslo_policy]`.
 pub fn policy(
     config: &Config,
@@ -221,7 +256,9 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
         conductor: Some(rpc),
         // The embedded default has no OpenStack cloud: the simulated one answers the look-ups.
         cloud: Some(Arc::new(openkeel_cloud::SimulatedCloud::new())),
-        ..Default::default()
+        drivers: Some(Arc::new(RegistryCatalog(drivers.clone()))),
+        template_settings: template_settings(config),
+        clusters: openkeel_api::resources::clusters::ClusterSettings::from_config(config),
     };
 
     let bind = match opts.bind {
