@@ -55,6 +55,8 @@ pub struct ApiState {
     pub drivers: Option<Arc<dyn validation::DriverCatalog>>,
     /// `[cluster_template]`, `[cinder] default_boot_volume_size`, `[api] max_limit`.
     pub template_settings: validation::TemplateSettings,
+    /// `[quotas] max_clusters_per_project` (cluster create's quota check).
+    pub clusters: resources::clusters::ClusterSettings,
 }
 
 impl std::fmt::Debug for ApiState {

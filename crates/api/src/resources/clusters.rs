@@ -129,6 +129,32 @@ pub(crate) async fn read_json(req: &RequestInfo, body: Body, arg: &str) -> Resul
     if bytes.is_empty() {
         return Err(missing_argument(arg));
     }
+    let form = req.header("content-type").is_some_and(|ct| {
+        ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+            == "application/x-www-form-urlencoded"
+    });
+    if form {
+        // webob parses a form body into the request parameters, which WSME then refuses.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let probe = RequestInfo {
+            method: req.method.clone(),
+            segments: Vec::new(),
+            query: Some(text),
+            headers: http::HeaderMap::new(),
+            host_url: String::new(),
+            request_id: String::new(),
+            version: req.version,
+        };
+        let keys: Vec<String> = request::query_pairs(&probe)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        return Err(MagnumError::new(
+            ErrorKind::UnknownArgument,
+            &[("argname", &keys.join(", "))],
+        )
+        .into());
+    }
     request::json_value_body(req, Body::from(bytes)).await
 }
 
@@ -710,7 +736,8 @@ async fn update(
     request::enforce(state, &ctx, "cluster:update_health_status", None)?;
     let ngs = cluster_nodegroups(state, &ctx, &c).await?;
     let doc = view::cluster_doc(&c, &ngs);
-    let patched = patch::apply_jsonpatch(&doc, &mut ops)?;
+    let mut patched = patch::apply_jsonpatch(&doc, &mut ops)?;
+    wsme::coerce_nested(&ops, &mut patched, &["labels", "health_status_reason"]);
     let new = wsme::construct(&patched, ct::FIELDS)?;
 
     // What differs between the stored cluster and the patched one (`getattr` both sides).

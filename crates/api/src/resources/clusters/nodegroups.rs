@@ -597,7 +597,8 @@ async fn update(
         .await
         .map_err(db)?;
     let doc = view::ng_doc(&ng);
-    let patched = patch::apply_jsonpatch(&doc, &mut ops)?;
+    let mut patched = patch::apply_jsonpatch(&doc, &mut ops)?;
+    wsme::coerce_nested(&ops, &mut patched, &["labels", "node_labels"]);
     let new = wsme::construct(&patched, nt::FIELDS)?;
 
     // "Update only the fields that have changed" (object coercions applied).

@@ -495,6 +495,44 @@ pub fn construct(doc: &PyValue, order: &[&Attr]) -> Result<Fields, MagnumError> 
     Ok(out)
 }
 
+/// Values added into a dict-of-strings field of a stored object (`/labels/k`,
+/// `/health_status_reason/k`, `/node_labels/k`) go through oslo's `CoercedDict`, which stores
+/// `str(value)`: apply that to the patched document (unless an earlier operation replaced
+/// the whole dict with a plain one).
+pub fn coerce_nested(ops: &[crate::patch::PatchOp], doc: &mut PyValue, dict_fields: &[&str]) {
+    let mut replaced: Vec<&str> = Vec::new();
+    for op in ops {
+        let Some(path) = op.path.as_deref() else {
+            continue;
+        };
+        let parts: Vec<&str> = path.split('/').skip(1).collect();
+        match parts.as_slice() {
+            [field] if op.op == Some(crate::patch::OpKind::Replace) => {
+                if let Some(f) = dict_fields.iter().find(|f| *f == field) {
+                    replaced.push(f);
+                }
+            }
+            [field, key] if dict_fields.contains(field) && !replaced.contains(field) => {
+                let (Some(value), Some(kind)) = (&op.value, op.op) else {
+                    continue;
+                };
+                if kind == crate::patch::OpKind::Remove {
+                    continue;
+                }
+                let Some(PyValue::Dict(items)) = doc.get(field).cloned() else {
+                    continue;
+                };
+                let mut d = PyValue::Dict(items);
+                if d.get(key).is_some_and(|v| v.py_eq(value)) && value.as_str().is_none() {
+                    d.set(key, PyValue::Str(value.py_str()));
+                    doc.set(field, d);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// `str(v)` of every value of a dict (what `DictOfStringsField` stores); `None` values
 /// are kept as `None` (the caller decides).
 pub fn string_map(
