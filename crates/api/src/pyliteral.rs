@@ -509,6 +509,8 @@ pub enum LiteralErrorKind {
 pub struct LiteralError {
     pub kind: LiteralErrorKind,
     pub message: String,
+    /// The line a syntax error is reported at (0 otherwise).
+    pub line: usize,
 }
 
 impl fmt::Display for LiteralError {
@@ -523,6 +525,7 @@ fn syntax(msg: impl fmt::Display, line: usize) -> LiteralError {
     LiteralError {
         kind: LiteralErrorKind::Syntax,
         message: format!("{msg} (<unknown>, line {line})"),
+        line,
     }
 }
 
@@ -538,6 +541,7 @@ pub fn literal_eval_value(v: &PyValue) -> Result<PyValue, LiteralError> {
         other => Err(LiteralError {
             kind: LiteralErrorKind::Value,
             message: format!("malformed node or string: {}", other.repr()),
+            line: 0,
         }),
     }
 }
@@ -549,9 +553,35 @@ pub fn literal_eval(src: &str) -> Result<PyValue, LiteralError> {
     let mut p = Parser {
         toks: tokens,
         pos: 0,
+        touched_unclosed: std::cell::Cell::new(None),
+        touched_soft: std::cell::Cell::new(None),
+        empty: src.is_empty(),
     };
-    let node = p.parse_eval()?;
-    convert(&node)
+    let err = match p.parse_eval() {
+        Ok(node) => return convert(&node),
+        Err(e) => e,
+    };
+    // Reading the end of input inside brackets, or a soft tokenizer error, raises at once in
+    // CPython (before any error the parser would report later).
+    if let Some((open, line)) = p.touched_unclosed.get() {
+        return Err(syntax(format!("'{open}' was never closed"), line));
+    }
+    if let Some((msg, line)) = p.touched_soft.get() {
+        return Err(syntax(msg, line));
+    }
+    // `_PyPegen_tokenize_full_source_to_check_for_errors`: a bracket left open on a line
+    // before the error's line.
+    let innermost = match p.toks.last().map(|t| &t.tok) {
+        Some(Tok::Unclosed(open, line)) => Some((*open, *line)),
+        Some(Tok::Soft(_, open)) => *open,
+        _ => None,
+    };
+    if let Some((open, oline)) = innermost {
+        if err.line > oline {
+            return Err(syntax(format!("'{open}' was never closed"), oline));
+        }
+    }
+    Err(err)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -565,6 +595,11 @@ enum Tok {
     Op(&'static str),
     Newline,
     End,
+    /// The end of input inside brackets (opening bracket, its line).
+    Unclosed(char, usize),
+    /// A tokenizer error CPython reports only when the parser reads that token (the
+    /// innermost open bracket at that point, if any).
+    Soft(&'static str, Option<(char, usize)>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -572,6 +607,9 @@ enum StrLit {
     Text(String),
     Bytes(Vec<u8>),
     FString,
+    /// A literal whose decoding fails: CPython raises this when the parser builds the
+    /// string, so earlier parse errors and any tokenizer error win over it.
+    Error(String),
 }
 
 #[derive(Debug, Clone)]
@@ -627,6 +665,48 @@ fn closing_of(open: char) -> char {
         '[' => ']',
         _ => '}',
     }
+}
+
+/// Python's keywords (which the tokenizer gives as `NAME` but the grammar treats apart).
+fn is_keyword(n: &str) -> bool {
+    matches!(
+        n,
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+    )
 }
 
 fn is_ident_start(c: char) -> bool {
@@ -685,10 +765,15 @@ fn tokenize(src: &str) -> Result<Vec<Token>, LiteralError> {
                     line += 1;
                 }
                 _ => {
-                    return Err(syntax(
-                        "unexpected character after line continuation character",
+                    // A "soft" tokenizer error: reported only when the parser reaches it.
+                    out.push(Token {
+                        tok: Tok::Soft(
+                            "unexpected character after line continuation character",
+                            stack.last().copied(),
+                        ),
                         line,
-                    ))
+                    });
+                    return Ok(out);
                 }
             },
             '(' | '[' | '{' => {
@@ -788,7 +873,11 @@ fn tokenize(src: &str) -> Result<Vec<Token>, LiteralError> {
                     }
                     _ => {
                         if c == '$' || c == '?' || c == '`' || c == '!' {
-                            return Err(syntax("invalid syntax", line));
+                            out.push(Token {
+                                tok: Tok::Soft("invalid syntax", stack.last().copied()),
+                                line,
+                            });
+                            return Ok(out);
                         }
                         return Err(syntax(
                             format!("invalid character '{c}' (U+{:04X})", c as u32),
@@ -800,7 +889,11 @@ fn tokenize(src: &str) -> Result<Vec<Token>, LiteralError> {
         }
     }
     if let Some((open, oline)) = stack.last() {
-        return Err(syntax(format!("'{open}' was never closed"), *oline));
+        out.push(Token {
+            tok: Tok::Unclosed(*open, *oline),
+            line,
+        });
+        return Ok(out);
     }
     if line_has_tokens {
         out.push(Token {
@@ -1011,9 +1104,10 @@ fn lex_string(
     }
     if bytes {
         if body.iter().any(|c| !c.is_ascii()) {
-            return Err(syntax(
-                "bytes can only contain ASCII literal characters",
-                line,
+            return Ok((
+                StrLit::Error("bytes can only contain ASCII literal characters".into()),
+                i,
+                lines,
             ));
         }
         let v = if raw {
@@ -1023,12 +1117,14 @@ fn lex_string(
         };
         return Ok((StrLit::Bytes(v), i, lines));
     }
-    let text = if raw {
-        body.iter().collect()
-    } else {
-        unescape_text(&body).map_err(|m| syntax(m, line))?
-    };
-    Ok((StrLit::Text(text), i, lines))
+    if raw {
+        return Ok((StrLit::Text(body.iter().collect()), i, lines));
+    }
+    let _ = line;
+    match unescape_text(&body) {
+        Ok(text) => Ok((StrLit::Text(text), i, lines)),
+        Err(m) => Ok((StrLit::Error(m), i, lines)),
+    }
 }
 
 fn unicode_error(pos: usize, end: usize, what: &str) -> String {
@@ -1259,6 +1355,7 @@ fn malformed(node: Option<&Node>) -> LiteralError {
     LiteralError {
         kind: LiteralErrorKind::Value,
         message,
+        line: 0,
     }
 }
 
@@ -1300,6 +1397,7 @@ fn check_hashable(v: &PyValue) -> Result<(), LiteralError> {
     v.hashable().map_err(|t| LiteralError {
         kind: LiteralErrorKind::Type,
         message: format!("unhashable type: '{t}'"),
+        line: 0,
     })
 }
 
@@ -1365,13 +1463,29 @@ fn convert(node: &Node) -> Result<PyValue, LiteralError> {
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
+    /// Set when the parser looked at the end of input inside brackets.
+    touched_unclosed: std::cell::Cell<Option<(char, usize)>>,
+    /// Set when the parser looked at a soft tokenizer error.
+    touched_soft: std::cell::Cell<Option<(&'static str, usize)>>,
+    /// The (stripped) source was empty (CPython reports line 0 then).
+    empty: bool,
 }
 
 type PResult<T> = Result<T, LiteralError>;
 
 impl Parser {
     fn peek(&self) -> &Tok {
-        &self.toks[self.pos.min(self.toks.len() - 1)].tok
+        let tok = &self.toks[self.pos.min(self.toks.len() - 1)];
+        match &tok.tok {
+            Tok::Unclosed(open, line) if self.touched_unclosed.get().is_none() => {
+                self.touched_unclosed.set(Some((*open, *line)));
+            }
+            Tok::Soft(msg, _) if self.touched_soft.get().is_none() => {
+                self.touched_soft.set(Some((msg, tok.line)));
+            }
+            _ => {}
+        }
+        &tok.tok
     }
 
     fn line(&self) -> usize {
@@ -1459,7 +1573,8 @@ impl Parser {
 
     fn parse_eval(&mut self) -> PResult<Node> {
         if matches!(self.peek(), Tok::End | Tok::Newline) {
-            return Err(syntax("invalid syntax", 0));
+            let line = if self.empty { 0 } else { self.line() };
+            return Err(syntax("invalid syntax", line));
         }
         let node = self.parse_tuple_or_expr(false)?;
         if matches!(self.peek(), Tok::Newline) {
@@ -1474,13 +1589,19 @@ impl Parser {
     /// `expr (',' expr)* [',']` — a bare tuple at the top level or inside parentheses.
     fn parse_tuple_or_expr(&mut self, in_brackets: bool) -> PResult<Node> {
         let line = self.line();
+        if !in_brackets && self.is_op("*") {
+            return Err(self.invalid());
+        }
         let first = self.parse_starred_expr(in_brackets)?;
         if !self.is_op(",") {
             return Ok(first);
         }
         let mut items = vec![first];
         while self.eat_op(",") {
-            if !self.starts_expr() && !self.is_op("*") {
+            if !(self.starts_expr() || in_brackets && self.is_op("*")) {
+                if self.is_op("*") {
+                    return Err(self.invalid());
+                }
                 break;
             }
             items.push(self.parse_starred_expr(in_brackets)?);
@@ -1500,14 +1621,23 @@ impl Parser {
 
     /// One expression, followed (inside brackets) by the "forgot a comma" check.
     fn parse_expr(&mut self, in_brackets: bool) -> PResult<Node> {
-        let start_tok = self.peek().clone();
+        let start = self.pos;
         let line = self.line();
         let node = self.parse_ternary()?;
-        if in_brackets && self.starts_expr() {
-            let name_then_string =
-                matches!(start_tok, Tok::Name(_)) && matches!(self.peek(), Tok::Str(_));
+        if self.starts_expr() {
+            // `!(NAME STRING)`: a real name (not a keyword such as `None`) before a string.
+            let name_then_string = matches!(self.toks.get(start).map(|t| &t.tok), Some(Tok::Name(n)) if !is_keyword(n))
+                && matches!(self.toks.get(start + 1).map(|t| &t.tok), Some(Tok::Str(_)));
             if !name_then_string {
-                return Err(syntax("invalid syntax. Perhaps you forgot a comma?", line));
+                // invalid_expression (CPython's second pass) parses the juxtaposed
+                // expression too, which may run into the end of input.
+                // The message needs that second expression to parse.
+                let save = self.pos;
+                let second = self.parse_ternary();
+                self.pos = save;
+                if in_brackets && second.is_ok() {
+                    return Err(syntax("invalid syntax. Perhaps you forgot a comma?", line));
+                }
             }
         }
         Ok(node)
@@ -1518,7 +1648,7 @@ impl Parser {
             let line = self.line();
             self.bump();
             while !self.is_op(":") {
-                if matches!(self.peek(), Tok::End | Tok::Newline) {
+                if matches!(self.peek(), Tok::End | Tok::Newline | Tok::Unclosed(..)) {
                     return Err(self.invalid());
                 }
                 self.bump();
@@ -1632,9 +1762,12 @@ impl Parser {
                 Tok::Op(o) if Self::binary_level(o) == Some(level) => *o,
                 _ => break,
             };
+            // PEG backtracking: an operator without an operand is left for the caller.
+            let save = self.pos;
             self.bump();
-            if !self.starts_expr() && !self.is_name("not") {
-                return Err(self.invalid());
+            if !self.starts_expr() || self.is_name("not") || self.is_name("lambda") {
+                self.pos = save;
+                break;
             }
             let right = self.parse_binary(level + 1)?;
             left = Node::BinOp(Box::new(left), op, Box::new(right), line);
@@ -1693,8 +1826,11 @@ impl Parser {
                 node = Node::Call(Box::new(node), line, no_args);
             } else if self.is_op("[") {
                 self.bump();
+                if self.is_op("]") {
+                    return Err(self.invalid());
+                }
                 while !self.is_op("]") {
-                    if matches!(self.peek(), Tok::End) {
+                    if matches!(self.peek(), Tok::End | Tok::Unclosed(..)) {
                         return Err(self.invalid());
                     }
                     self.bump();
@@ -1793,7 +1929,7 @@ impl Parser {
         let mut depth = 0usize;
         loop {
             match self.peek() {
-                Tok::End => return Err(self.invalid()),
+                Tok::End | Tok::Unclosed(..) => return Err(self.invalid()),
                 Tok::Op(o @ ("(" | "[" | "{")) => {
                     let _ = o;
                     depth += 1;
@@ -1873,6 +2009,12 @@ impl Parser {
                         first.line(),
                     ));
                 }
+                if self.is_op("*") {
+                    return Err(syntax(
+                        "cannot use a starred expression in a dictionary value",
+                        self.line(),
+                    ));
+                }
                 if !self.starts_expr() && !self.is_name("not") && !self.is_name("lambda") {
                     return Err(self.invalid());
                 }
@@ -1912,12 +2054,19 @@ impl Parser {
                 if !self.starts_expr() && !self.is_name("not") && !self.is_name("lambda") {
                     return Err(self.invalid());
                 }
-                let k = self.parse_expr(true)?;
+                // invalid_kvpair: any key expression not followed by ':'.
+                let k = self.parse_or()?;
                 if !self.eat_op(":") {
-                    if self.is_op("}") || self.is_op(",") {
-                        return Err(syntax("':' expected after dictionary key", k.line()));
+                    if matches!(self.peek(), Tok::Unclosed(..)) {
+                        return Err(self.invalid());
                     }
-                    return Err(self.invalid());
+                    return Err(syntax("':' expected after dictionary key", k.line()));
+                }
+                if self.is_op("*") {
+                    return Err(syntax(
+                        "cannot use a starred expression in a dictionary value",
+                        self.line(),
+                    ));
                 }
                 if self.is_op("}") || self.is_op(",") {
                     return Err(syntax(
@@ -1953,13 +2102,21 @@ impl Parser {
         let mut text: Option<String> = None;
         let mut bytes: Option<Vec<u8>> = None;
         let mut fstring = false;
+        let mut error: Option<String> = None;
+        // `STRING+` reads the token after the last string before the literals are decoded.
         while let Tok::Str(lit) = self.peek().clone() {
             self.bump();
             match lit {
                 StrLit::Text(s) => text.get_or_insert_with(String::new).push_str(&s),
                 StrLit::Bytes(b) => bytes.get_or_insert_with(Vec::new).extend(b),
                 StrLit::FString => fstring = true,
+                StrLit::Error(m) => {
+                    error.get_or_insert(m);
+                }
             }
+        }
+        if let Some(m) = error {
+            return Err(syntax(m, line));
         }
         if bytes.is_some() && (text.is_some() || fstring) {
             return Err(syntax("cannot mix bytes and nonbytes literals", line));
@@ -2126,6 +2283,25 @@ mod tests {
             ("0x", "invalid hexadecimal literal (<unknown>, line 1)".into()),
             ("1.2.3", "invalid syntax (<unknown>, line 1)".into()),
             ("{[1]: 2}", "unhashable type: 'list'".into()),
+            // Which error wins: tokenizer errors anywhere, the end of input inside brackets
+            // once the parser reads it, decoding errors when the parser builds the string.
+            ("+['\\x(41'#, x,]", "'[' was never closed (<unknown>, line 1)".into()),
+            ("'\\x' 41", "(unicode error) 'unicodeescape' codec can't decode bytes in position 0-1: truncated \\xXX escape (<unknown>, line 1)".into()),
+            ("'\\x' )", "unmatched ')' (<unknown>, line 1)".into()),
+            ("'\\x'41'", "unterminated string literal (detected at line 1) (<unknown>, line 1)".into()),
+            ("(:x#, 1j, []])", "invalid syntax (<unknown>, line 1)".into()),
+            ("1 _0(", "'(' was never closed (<unknown>, line 1)".into()),
+            ("#c", "invalid syntax (<unknown>, line 1)".into()),
+            ("1, *x", "invalid syntax (<unknown>, line 1)".into()),
+            ("(1, *x)", format!("malformed node or string on line 1: <ast.Starred object at {a}>")),
+            ("{1: *x}", "cannot use a starred expression in a dictionary value (<unknown>, line 1)".into()),
+            ("{1: 2, 3 4}", "':' expected after dictionary key (<unknown>, line 1)".into()),
+            ("{1: 2, a 'x': 3}", "':' expected after dictionary key (<unknown>, line 1)".into()),
+            ("{1: 2, 1 + : 3}", "':' expected after dictionary key (<unknown>, line 1)".into()),
+            ("[a 'x']", "invalid syntax (<unknown>, line 1)".into()),
+            ("[not a 'x']", "invalid syntax. Perhaps you forgot a comma? (<unknown>, line 1)".into()),
+            ("x[]", "invalid syntax (<unknown>, line 1)".into()),
+            ("[1 if 2]", "expected 'else' after 'if' expression (<unknown>, line 1)".into()),
         ] {
             assert_eq!(err(src), want, "{src:?}");
         }

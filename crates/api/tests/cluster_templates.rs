@@ -480,6 +480,17 @@ async fn create_defaults_and_coercions(api: Api) {
         r.detail(),
         "A ClusterTemplate with UUID 0562d357-8641-4759-8fed-8173f02c9633 already exists."
     );
+    // Beyond the integer column (a MariaDB DataError, 500, in Magnum).
+    let r = api
+        .post(Who::Admin, &body(r#""docker_volume_size": 99999999999"#))
+        .await;
+    assert_eq!(
+        (r.status, r.detail().as_str()),
+        (
+            400,
+            "Out of range value for column 'docker_volume_size' at row 1"
+        )
+    );
     // Explicit driver, calico, cinder.
     let v = api
         .create(Who::Admin, &body(r#""driver": "k8s_fake_v1", "network_driver": "calico", "volume_driver": "cinder", "labels": {"boot_volume_size": "10"}, "flavor_id": "ds4G""#))
@@ -1072,6 +1083,7 @@ async fn patch_errors(api: Api) {
         (r#"[{"path":"/labels","op":"replace","value":"{\"a\": [1]}"}]"#, "A string is required in field labels[a], not a list"),
         (r#"[{"path":"/apiserver_port","op":"replace","value":"abc"}]"#, "invalid literal for int() with base 10: 'abc'"),
         (r#"[{"path":"/coe","op":"replace","value":"swarm"}]"#, "Field value swarm is invalid"),
+        (r#"[{"path":"/public","op":"replace","value":"maybe"}]"#, "Invalid input for field/attribute public. Value: 'maybe'. Unrecognized value 'maybe', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'"),
     ];
     for (b, detail) in cases {
         let r = api.patch(Who::Admin, &u, b).await;
