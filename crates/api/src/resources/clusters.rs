@@ -130,8 +130,11 @@ pub(crate) async fn read_json(req: &RequestInfo, body: Body, arg: &str) -> Resul
         return Err(missing_argument(arg));
     }
     let form = req.header("content-type").is_some_and(|ct| {
-        ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
-            == "application/x-www-form-urlencoded"
+        ct.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .eq_ignore_ascii_case("application/x-www-form-urlencoded")
     });
     if form {
         // webob parses a form body into the request parameters, which WSME then refuses.

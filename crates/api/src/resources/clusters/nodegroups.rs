@@ -597,6 +597,7 @@ async fn update(
         .await
         .map_err(db)?;
     let doc = view::ng_doc(&ng);
+    check_taint_items(&ops, &doc)?;
     let mut patched = patch::apply_jsonpatch(&doc, &mut ops)?;
     wsme::coerce_nested(&ops, &mut patched, &["labels", "node_labels"]);
     let new = wsme::construct(&patched, nt::FIELDS)?;
@@ -686,6 +687,49 @@ async fn update(
         .nodegroup_update(&ctx, Obj::unchanged(cluster), Obj::new(ng, changes))
         .await?;
     Ok(Reply::json(202, body))
+}
+
+/// An item added to the stored `node_taints` goes through oslo's `CoercedList`, which
+/// refuses a non-dict (Magnum: a 500 with this text; OpenKeel: 400, docs/differences.md).
+fn check_taint_items(ops: &[patch::PatchOp], doc: &PyValue) -> Result<(), ApiError> {
+    let mut len = match doc.get("node_taints") {
+        Some(PyValue::List(items)) => items.len(),
+        _ => return Ok(()),
+    };
+    for op in ops {
+        let Some(path) = op.path.as_deref() else {
+            continue;
+        };
+        let parts: Vec<&str> = path.split('/').skip(1).collect();
+        match parts.as_slice() {
+            ["node_taints"] => return Ok(()),
+            ["node_taints", part] => {
+                // `CoercedList.append` names the item `len + 1`, `insert` / `__setitem__` its index.
+                let index = if *part == "-" {
+                    len + 1
+                } else {
+                    match part.parse::<usize>() {
+                        Ok(i) => i,
+                        Err(_) => continue,
+                    }
+                };
+                match (op.op, &op.value) {
+                    (Some(patch::OpKind::Remove), _) => len = len.saturating_sub(1),
+                    (Some(_), Some(v)) if v.as_dict().is_none() => {
+                        return Err(MagnumError::client_side(format!(
+                            "A dict is required in field node_taints[{index}], not a {}",
+                            v.type_name()
+                        ))
+                        .into());
+                    }
+                    (Some(patch::OpKind::Add), _) => len += 1,
+                    (_, _) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 // ---- DELETE .../nodegroups/{ng} ----

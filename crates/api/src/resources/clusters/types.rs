@@ -27,8 +27,15 @@ pub const STATUSES: &[&str] = &[
     "ADOPT_COMPLETE",
 ];
 
+/// How WSME lists [`STATUSES`] in its `Enum` message (a Python set, in the order the
+/// reference 23.0.0 printed; the order depends on the interpreter's hash seed).
+pub const STATUSES_SHOWN: &str = "UPDATE_IN_PROGRESS, UPDATE_COMPLETE, RESTORE_COMPLETE, DELETE_COMPLETE, RESUME_COMPLETE, ROLLBACK_FAILED, CREATE_COMPLETE, DELETE_IN_PROGRESS, ADOPT_COMPLETE, DELETE_FAILED, SNAPSHOT_COMPLETE, CREATE_IN_PROGRESS, UPDATE_FAILED, RESUME_FAILED, ROLLBACK_COMPLETE, CHECK_COMPLETE, CREATE_FAILED, ROLLBACK_IN_PROGRESS";
+
 /// `ClusterHealthStatus.ALL`.
 pub const HEALTH_STATUSES: &[&str] = &["HEALTHY", "UNHEALTHY", "UNKNOWN"];
+
+/// How WSME lists [`HEALTH_STATUSES`] (see [`STATUSES_SHOWN`]).
+pub const HEALTH_STATUSES_SHOWN: &str = "UNKNOWN, HEALTHY, UNHEALTHY";
 
 /// `ClusterStatus.STATUS_FAILED` (what adds `faults` to `GET /v1/clusters/{id}`).
 pub const FAILED_STATUSES: &[&str] = &[
@@ -68,9 +75,9 @@ pub mod cluster {
     pub const LINKS: Attr = Attr::new("links", Ty::Links).ro();
     pub const STACK_ID: Attr = Attr::new("stack_id", Ty::Text).ro();
     pub const CLUSTER_ID: Attr = Attr::new("cluster_id", Ty::Text).ro();
-    pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES));
+    pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES, STATUSES_SHOWN));
     pub const STATUS_REASON: Attr = Attr::new("status_reason", Ty::Text);
-    pub const HEALTH_STATUS: Attr = Attr::new("health_status", Ty::Enum(HEALTH_STATUSES));
+    pub const HEALTH_STATUS: Attr = Attr::new("health_status", Ty::Enum(HEALTH_STATUSES, HEALTH_STATUSES_SHOWN));
     pub const HEALTH_STATUS_REASON: Attr = Attr::new("health_status_reason", Ty::StrMap);
     pub const DISCOVERY_URL: Attr = Attr::new("discovery_url", Ty::Text);
     pub const API_ADDRESS: Attr = Attr::new("api_address", Ty::Text).ro();
@@ -206,7 +213,7 @@ pub mod nodegroup {
         Attr::new("max_node_count", Ty::Int { min: 0 }).default(Default::None);
     pub const IS_DEFAULT: Attr = Attr::new("is_default", Ty::Bool);
     pub const STACK_ID: Attr = Attr::new("stack_id", Ty::Text).ro();
-    pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES));
+    pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES, STATUSES_SHOWN));
     pub const STATUS_REASON: Attr = Attr::new("status_reason", Ty::Text);
     pub const VERSION: Attr = Attr::new("version", Ty::Text);
     pub const MERGE_LABELS: Attr =

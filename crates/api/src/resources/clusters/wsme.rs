@@ -9,6 +9,7 @@
 //! (`docs/differences.md`).
 
 use crate::pyliteral::PyValue;
+use crate::validation::{self, AttrType, FromJsonError};
 use openkeel_core::error::{ErrorKind, MagnumError};
 use serde_json::Value;
 
@@ -36,8 +37,8 @@ pub enum Ty {
     },
     /// `wtypes.IntegerType(minimum)`.
     Int { min: i64 },
-    /// `wtypes.Enum(wtypes.text, ...)`.
-    Enum(&'static [&'static str]),
+    /// `wtypes.Enum(wtypes.text, ...)`: the values and the message's list.
+    Enum(&'static [&'static str], &'static str),
     /// Magnum's `types.boolean` / `types.BooleanType()`.
     Bool,
     /// Magnum's `types.uuid`.
@@ -194,10 +195,11 @@ pub fn from_json(arg: &str, body: &Value, attrs: &[Attr]) -> Result<Fields, Magn
         match obj.get(attr.name) {
             Some(raw) => {
                 let converted = convert(attr, &PyValue::from_json(raw)).map_err(|e| match e {
-                    Conversion::Value(msg) => {
+                    FromJsonError::Value(msg) => {
                         invalid_input(arg, &PyValue::from_json(body).py_str(), &msg)
                     }
-                    Conversion::Error(e) => e,
+                    // Magnum: a 500 with this text (docs/differences.md).
+                    FromJsonError::Other(msg) => MagnumError::client_side(msg),
                 })?;
                 if attr.readonly {
                     return Err(invalid_input(
@@ -217,112 +219,71 @@ pub fn from_json(arg: &str, body: &Value, attrs: &[Attr]) -> Result<Fields, Magn
     Ok(out)
 }
 
-/// Why `fromjson` failed: a `ValueError` (reported against the whole body argument) or an
-/// error raised as is.
-enum Conversion {
-    Value(String),
-    Error(MagnumError),
+/// The shared WSME type (`crate::validation`) of an attribute, where there is one.
+fn shared(ty: Ty) -> Option<AttrType> {
+    Some(match ty {
+        Ty::Text => AttrType::Text,
+        Ty::Str { min, max, .. } => AttrType::Str { min, max },
+        Ty::Int { min } => AttrType::Int {
+            min: Some(min),
+            max: None,
+        },
+        Ty::Enum(values, shown) => AttrType::Enum { values, shown },
+        Ty::Bool => AttrType::Bool,
+        Ty::Uuid => AttrType::Uuid,
+        Ty::Labels => AttrType::Labels,
+        Ty::StrMap => AttrType::StrDict,
+        Ty::Links => AttrType::Links,
+        Ty::DateTime => AttrType::DateTime,
+        Ty::TextList | Ty::DictList => return None,
+    })
 }
 
 fn shown_converted(attr: &Attr, v: &PyValue) -> String {
     match (attr.ty, v) {
         // `str(datetime)` of what `parse_isodatetime` made of the text.
-        (Ty::DateTime, PyValue::Str(s)) => {
-            let t = s.replacen('T', " ", 1);
-            match t.strip_suffix('Z') {
-                Some(rest) => format!("{rest}+00:00"),
-                None => t,
-            }
-        }
+        (Ty::DateTime, PyValue::Opaque { repr, .. }) => repr.clone(),
         _ => v.py_str(),
     }
 }
 
 /// `int(v)` of a decoded value; `Err` is Python's message.
 pub fn python_int_of(v: &PyValue) -> Result<i128, String> {
-    match v {
-        PyValue::Bool(b) => Ok(i128::from(*b)),
-        PyValue::Int(i) => Ok(*i),
-        PyValue::Float(f) => Ok(f.trunc() as i128),
-        PyValue::Str(s) => crate::pagination::python_int(s).ok_or_else(|| {
-            format!(
-                "invalid literal for int() with base 10: {}",
-                crate::pyliteral::repr_str(s)
-            )
-        }),
-        other => Err(format!(
-            "int() argument must be a string, a bytes-like object or a real number, not '{}'",
-            other.type_name()
-        )),
+    match validation::python_int_of(v) {
+        Ok(PyValue::Int(i)) => Ok(i),
+        Ok(PyValue::Bool(b)) => Ok(i128::from(b)),
+        Ok(other) => Err(format!("invalid literal for int(): {}", other.py_str())),
+        Err(FromJsonError::Value(m) | FromJsonError::Other(m)) => Err(m),
     }
 }
 
-/// `strutils.bool_from_string(v, strict=True)`.
-pub fn python_bool_of(v: &PyValue) -> Result<bool, String> {
-    if let PyValue::Bool(b) = v {
-        return Ok(*b);
-    }
-    let s = v.py_str();
-    crate::pagination::bool_from_string(&s).ok_or_else(|| crate::pagination::unrecognized_bool(&s))
-}
-
-fn convert(attr: &Attr, raw: &PyValue) -> Result<PyValue, Conversion> {
+/// The `fromjson` step for one attribute.
+fn convert(attr: &Attr, raw: &PyValue) -> Result<PyValue, FromJsonError> {
     if raw.is_none() {
         return Ok(PyValue::None);
     }
-    match attr.ty {
-        Ty::Int { .. } => python_int_of(raw)
-            .map(PyValue::Int)
-            .map_err(Conversion::Value),
-        Ty::Labels | Ty::StrMap => match raw {
-            PyValue::Dict(_) => Ok(raw.clone()),
-            other => Err(Conversion::Value(format!(
-                "Value not a valid dict: {}",
-                other.py_str()
-            ))),
-        },
-        Ty::TextList | Ty::Links => match raw {
-            PyValue::List(_) => Ok(raw.clone()),
-            other => Err(Conversion::Value(format!(
-                "Value not a valid list: {}",
-                other.py_str()
-            ))),
-        },
-        Ty::DictList => match raw {
-            PyValue::List(items) => {
-                for item in items {
-                    if !matches!(item, PyValue::Dict(_) | PyValue::None) {
-                        return Err(Conversion::Value(format!(
-                            "Value not a valid dict: {}",
-                            item.py_str()
-                        )));
-                    }
-                }
-                Ok(raw.clone())
-            }
-            other => Err(Conversion::Value(format!(
-                "Value not a valid list: {}",
-                other.py_str()
-            ))),
-        },
-        // `frombasetype` validates these while converting.
-        Ty::Uuid => check_uuid(raw)
-            .map(|()| raw.clone())
-            .map_err(Conversion::Error),
-        Ty::Bool => python_bool_of(raw)
-            .map(PyValue::Bool)
-            .map_err(|msg| Conversion::Error(invalid_input(attr.name, &raw.py_str(), &msg))),
-        _ => Ok(raw.clone()),
+    if let Some(ty) = shared(attr.ty) {
+        return validation::fromjson(ty, raw);
     }
-}
-
-fn check_uuid(v: &PyValue) -> Result<(), MagnumError> {
-    match v {
-        PyValue::Str(s) if openkeel_db::ident::is_uuid_like(s) => Ok(()),
-        other => Err(MagnumError::new(
-            ErrorKind::InvalidUUID,
-            &[("uuid", &other.py_str())],
-        )),
+    match raw {
+        PyValue::List(items) => {
+            if attr.ty == Ty::DictList {
+                if let Some(bad) = items
+                    .iter()
+                    .find(|i| !matches!(i, PyValue::Dict(_) | PyValue::None))
+                {
+                    return Err(FromJsonError::Value(format!(
+                        "Value not a valid dict: {}",
+                        bad.py_str()
+                    )));
+                }
+            }
+            Ok(raw.clone())
+        }
+        other => Err(FromJsonError::Value(format!(
+            "Value not a valid list: {}",
+            other.py_str()
+        ))),
     }
 }
 
@@ -330,22 +291,12 @@ fn wrong_type(expected: &str, v: &PyValue) -> String {
     format!("Wrong type. Expected '{expected}', got '{}'", v.class_repr())
 }
 
-const LABEL_VALUE_TYPES: &str = "(<class 'str'>, <class 'int'>, <class 'bool'>, <class 'float'>)";
-
-fn check_str_keys(items: &[(PyValue, PyValue)]) -> Result<(), String> {
-    for (k, _) in items {
-        if !matches!(k, PyValue::Str(_) | PyValue::None) {
-            return Err(wrong_type("<class 'str'>", k));
-        }
-    }
-    Ok(())
-}
-
 fn check_str_values(items: &[(PyValue, PyValue)]) -> Result<(), String> {
-    check_str_keys(items)?;
-    for (_, v) in items {
-        if !matches!(v, PyValue::Str(_) | PyValue::None) {
-            return Err(wrong_type("<class 'str'>", v));
+    for (k, v) in items {
+        for x in [k, v] {
+            if !matches!(x, PyValue::Str(_) | PyValue::None) {
+                return Err(wrong_type("<class 'str'>", x));
+            }
         }
     }
     Ok(())
@@ -357,130 +308,56 @@ pub fn assign(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
         return Ok(PyValue::None);
     }
     let fail = |msg: String| invalid_input(attr.name, &v.py_str(), &msg);
-    match attr.ty {
-        Ty::Text => match v {
-            PyValue::Str(_) => Ok(v.clone()),
-            other => Err(fail(wrong_type("<class 'str'>", other))),
-        },
-        Ty::Str {
-            min,
-            max,
-            name_pattern,
-        } => {
-            let PyValue::Str(s) = v else {
-                return Err(fail("Value should be string".into()));
-            };
-            let len = s.chars().count();
-            if len < min {
-                return Err(fail(format!(
-                    "Value should have a minimum character requirement of {min}"
-                )));
-            }
-            if len > max {
-                return Err(fail(format!(
-                    "Value should have a maximum character requirement of {max}"
-                )));
-            }
-            if name_pattern && !cluster_name_matches(s) {
+    if let Some(ty) = shared(attr.ty) {
+        if attr.ty == Ty::Labels && v.as_dict().is_none() {
+            // `DictType.validate` prints the value type with `MultiType.__str__`.
+            return Err(fail(wrong_type(
+                "{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}",
+                v,
+            )));
+        }
+        let shared_attr = validation::Attr::new(attr.name, ty);
+        let out = validation::typecheck(&shared_attr, v)?;
+        if let Ty::Str {
+            name_pattern: true, ..
+        } = attr.ty
+        {
+            if !out.as_str().is_some_and(cluster_name_matches) {
                 return Err(fail(format!(
                     "Value should match the pattern {CLUSTER_NAME_PATTERN}"
                 )));
             }
-            Ok(v.clone())
         }
-        Ty::Int { min } => {
-            let n: i128 = match v {
-                PyValue::Bool(b) => i128::from(*b),
-                PyValue::Int(i) => *i,
-                PyValue::Float(f) => f.trunc() as i128,
-                other => {
-                    return Err(fail(format!(
-                        "'<' not supported between instances of '{}' and 'int'",
-                        other.type_name()
-                    )))
-                }
-            };
-            if n < i128::from(min) {
-                return Err(fail(format!("Value should be greater or equal to {min}")));
-            }
+        if let (Ty::Int { .. }, PyValue::Int(n)) = (attr.ty, &out) {
             // The columns are int(11): larger values would fail later in the conductor.
-            if n > i128::from(i32::MAX) {
+            if *n > i128::from(i32::MAX) {
                 return Err(fail(format!(
                     "Value should be lower or equal to {}",
                     i32::MAX
                 )));
             }
-            Ok(PyValue::Int(n))
         }
-        Ty::Enum(values) => match v {
-            PyValue::Str(s) if values.contains(&s.as_str()) => Ok(v.clone()),
-            other => match other.hashable() {
-                Err(t) => Err(fail(format!("unhashable type: '{t}'"))),
-                Ok(()) => Err(fail(format!(
-                    "Value should be one of: {}",
-                    values.join(", ")
-                ))),
-            },
-        },
-        Ty::Bool => python_bool_of(v).map(PyValue::Bool).map_err(fail),
-        Ty::Uuid => check_uuid(v).map(|()| v.clone()),
-        Ty::Labels => {
-            let PyValue::Dict(items) = v else {
-                return Err(fail(wrong_type(
-                    "{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}",
-                    v,
-                )));
-            };
-            check_str_keys(items).map_err(&fail)?;
-            for (_, item) in items {
-                if !matches!(
-                    item,
-                    PyValue::None
-                        | PyValue::Str(_)
-                        | PyValue::Int(_)
-                        | PyValue::Bool(_)
-                        | PyValue::Float(_)
-                ) {
-                    return Err(fail(wrong_type(LABEL_VALUE_TYPES, item)));
-                }
-            }
-            Ok(v.clone())
-        }
-        Ty::StrMap => {
-            let PyValue::Dict(items) = v else {
-                return Err(fail(wrong_type("{<class 'str'>: <class 'str'>}", v)));
-            };
-            check_str_values(items).map_err(&fail)?;
-            Ok(v.clone())
-        }
-        Ty::TextList => {
-            let (PyValue::List(items) | PyValue::Tuple(items)) = v else {
-                return Err(fail(wrong_type("[<class 'str'>]", v)));
-            };
-            for item in items {
-                if !matches!(item, PyValue::Str(_) | PyValue::None) {
-                    return Err(fail(wrong_type("<class 'str'>", item)));
-                }
-            }
-            Ok(v.clone())
-        }
-        Ty::DictList => {
-            let (PyValue::List(items) | PyValue::Tuple(items)) = v else {
-                return Err(fail(wrong_type("[{<class 'str'>: <class 'str'>}]", v)));
-            };
-            for item in items {
-                match item {
-                    PyValue::None => {}
-                    PyValue::Dict(entries) => check_str_values(entries).map_err(&fail)?,
-                    other => {
-                        return Err(fail(wrong_type("{<class 'str'>: <class 'str'>}", other)))
-                    }
-                }
-            }
-            Ok(v.clone())
-        }
-        Ty::Links | Ty::DateTime => Ok(v.clone()),
+        return Ok(out);
     }
+    let (PyValue::List(items) | PyValue::Tuple(items)) = v else {
+        let expected = if attr.ty == Ty::DictList {
+            "[{<class 'str'>: <class 'str'>}]"
+        } else {
+            "[<class 'str'>]"
+        };
+        return Err(fail(wrong_type(expected, v)));
+    };
+    for item in items {
+        match (attr.ty, item) {
+            (_, PyValue::None) | (Ty::TextList, PyValue::Str(_)) => {}
+            (Ty::DictList, PyValue::Dict(entries)) => check_str_values(entries).map_err(&fail)?,
+            (Ty::DictList, other) => {
+                return Err(fail(wrong_type("{<class 'str'>: <class 'str'>}", other)))
+            }
+            (_, other) => return Err(fail(wrong_type("<class 'str'>", other))),
+        }
+    }
+    Ok(v.clone())
 }
 
 /// `Type(**doc)`: each attribute of `order` (the object's field order) that `doc` holds goes

@@ -1,0 +1,645 @@
+//! Shared harness of `tests/clusters.rs` and `tests/nodegroups.rs`: a real database (a
+//! temporary SQLite file, and a fresh MariaDB database when `OPENKEEL_TEST_MYSQL_URL` is
+//! set), a recording conductor, a fake cloud with the reference rig's stub data, Magnum's
+//! default policy and a one-driver catalogue, driven through `openkeel_api::router`.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use axum::body::Body;
+use chrono::NaiveDate;
+use http::Request;
+use http_body_util::BodyExt;
+use openkeel_api::validation::{DriverCatalog, TemplateSettings};
+use openkeel_api::ApiState;
+use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};
+use openkeel_core::context::RequestContext;
+use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::objects::{
+    Cluster, ClusterStatus, ClusterTemplate, NodeGroup, StringMap,
+};
+use openkeel_db::Database;
+use openkeel_rpc::{ConductorApi, Obj};
+use serde_json::Value;
+use tower::ServiceExt;
+
+// ---- fakes ----
+
+/// The reference rig's stubcloud data.
+pub struct FakeCloud;
+
+#[async_trait]
+impl Cloud for FakeCloud {
+    async fn find_image(&self, _: &RequestContext, name_or_id: &str) -> Result<Image, MagnumError> {
+        let images = [
+            ("img-ubuntu", "ubuntu-jammy", Some("ubuntu")),
+            ("img-fcos", "fedora-coreos-40", Some("fedora-coreos")),
+            ("img-nodistro", "no-distro", None),
+        ];
+        match images
+            .iter()
+            .find(|(id, name, _)| *id == name_or_id || *name == name_or_id)
+        {
+            None => Err(MagnumError::new(
+                ErrorKind::ImageNotFound,
+                &[("image_id", &name_or_id)],
+            )),
+            Some((id, name, distro)) => Ok(Image {
+                id: (*id).into(),
+                name: Some((*name).into()),
+                os_distro: distro.map(str::to_string),
+                ..Default::default()
+            }),
+        }
+    }
+
+    async fn list_flavors(&self, _: &RequestContext) -> Result<Vec<Flavor>, MagnumError> {
+        Ok([
+            ("1", "m1.tiny", 1),
+            ("2", "m1.small", 20),
+            ("3", "m1.medium", 40),
+            ("4", "m1.large", 80),
+            ("c1", "ds4G", 0),
+        ]
+        .iter()
+        .map(|(id, name, disk)| Flavor {
+            id: (*id).into(),
+            name: (*name).into(),
+            disk: *disk,
+            vcpus: 1,
+            ram: 1024,
+        })
+        .collect())
+    }
+
+    async fn keypair_exists(&self, _: &RequestContext, name: &str) -> Result<bool, MagnumError> {
+        Ok(name == "mykey" || name == "default")
+    }
+
+    async fn list_external_networks(
+        &self,
+        _: &RequestContext,
+    ) -> Result<Vec<NamedResource>, MagnumError> {
+        Ok(vec![NamedResource {
+            id: "net-public".into(),
+            name: "public".into(),
+        }])
+    }
+
+    async fn list_networks(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
+        Ok(["public", "private", "shared-net"]
+            .iter()
+            .map(|n| NamedResource {
+                id: format!("net-{n}"),
+                name: (*n).into(),
+            })
+            .collect())
+    }
+
+    async fn list_subnets(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
+        Ok(["private-subnet", "public-subnet"]
+            .iter()
+            .map(|n| NamedResource {
+                id: format!("sub-{n}"),
+                name: (*n).into(),
+            })
+            .collect())
+    }
+
+    async fn project_exists(&self, _: &RequestContext, _: &str) -> Result<bool, MagnumError> {
+        Ok(true)
+    }
+}
+
+/// One installed driver providing (vm, ubuntu, kubernetes).
+pub struct OneDriver;
+
+impl DriverCatalog for OneDriver {
+    fn supports(
+        &self,
+        st: Option<&str>,
+        os: Option<&str>,
+        coe: Option<&str>,
+        _driver: Option<&str>,
+    ) -> Result<(), MagnumError> {
+        if (st, os, coe) == (Some("vm"), Some("ubuntu"), Some("kubernetes")) {
+            return Ok(());
+        }
+        let p = |v: Option<&str>| v.unwrap_or("None").to_string();
+        Err(MagnumError::new(
+            ErrorKind::ClusterTypeNotSupported,
+            &[
+                ("server_type", &p(st)),
+                ("os", &p(os)),
+                ("coe", &p(coe)),
+                ("supported_cluster_types", &"(vm, ubuntu, kubernetes)"),
+            ],
+        ))
+    }
+
+    fn default_driver(&self) -> Result<Option<String>, MagnumError> {
+        Ok(Some("k8s_fake_v1".into()))
+    }
+}
+
+/// What the API sent to the conductor.
+#[derive(Debug, Clone)]
+pub enum Cast {
+    Create {
+        cluster: Obj<Cluster>,
+        master_count: i32,
+        node_count: i32,
+        create_timeout: i32,
+    },
+    Update {
+        cluster: Obj<Cluster>,
+        node_count: i32,
+        health_status: Option<String>,
+        health_status_reason: Option<StringMap>,
+        rollback: bool,
+    },
+    Delete(String),
+    Resize {
+        cluster: Obj<Cluster>,
+        node_count: i32,
+        nodes_to_remove: Vec<String>,
+        nodegroup: Obj<NodeGroup>,
+    },
+    Upgrade {
+        cluster: Obj<Cluster>,
+        template: Obj<ClusterTemplate>,
+        max_batch_size: i32,
+        nodegroup: Obj<NodeGroup>,
+    },
+    NgCreate {
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    },
+    NgUpdate {
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    },
+    NgDelete {
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    },
+}
+
+/// A conductor that records every call; `upgrade_error` is what the upgrade call returns.
+#[derive(Default)]
+pub struct Recorder {
+    pub casts: Mutex<Vec<Cast>>,
+    pub upgrade_error: Mutex<Option<MagnumError>>,
+}
+
+impl Recorder {
+    fn push(&self, c: Cast) {
+        self.casts.lock().unwrap().push(c);
+    }
+
+    /// Take what was recorded since the last call.
+    pub fn take(&self) -> Vec<Cast> {
+        std::mem::take(&mut *self.casts.lock().unwrap())
+    }
+}
+
+#[async_trait]
+impl ConductorApi for Recorder {
+    async fn cluster_create(
+        &self,
+        _: &RequestContext,
+        cluster: Obj<Cluster>,
+        master_count: i32,
+        node_count: i32,
+        create_timeout: i32,
+    ) -> Result<(), MagnumError> {
+        self.push(Cast::Create {
+            cluster,
+            master_count,
+            node_count,
+            create_timeout,
+        });
+        Ok(())
+    }
+
+    async fn cluster_update(
+        &self,
+        _: &RequestContext,
+        cluster: Obj<Cluster>,
+        node_count: i32,
+        health_status: Option<String>,
+        health_status_reason: Option<StringMap>,
+        rollback: bool,
+    ) -> Result<(), MagnumError> {
+        self.push(Cast::Update {
+            cluster,
+            node_count,
+            health_status,
+            health_status_reason,
+            rollback,
+        });
+        Ok(())
+    }
+
+    async fn cluster_delete(&self, _: &RequestContext, uuid: String) -> Result<(), MagnumError> {
+        self.push(Cast::Delete(uuid));
+        Ok(())
+    }
+
+    async fn cluster_resize(
+        &self,
+        _: &RequestContext,
+        cluster: Obj<Cluster>,
+        node_count: i32,
+        nodes_to_remove: Vec<String>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        self.push(Cast::Resize {
+            cluster,
+            node_count,
+            nodes_to_remove,
+            nodegroup,
+        });
+        Ok(())
+    }
+
+    async fn cluster_upgrade(
+        &self,
+        _: &RequestContext,
+        cluster: Obj<Cluster>,
+        template: Obj<ClusterTemplate>,
+        max_batch_size: i32,
+        nodegroup: Obj<NodeGroup>,
+        _rollback: bool,
+    ) -> Result<(), MagnumError> {
+        self.push(Cast::Upgrade {
+            cluster,
+            template,
+            max_batch_size,
+            nodegroup,
+        });
+        match self.upgrade_error.lock().unwrap().clone() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    async fn nodegroup_create(
+        &self,
+        _: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        self.push(Cast::NgCreate { cluster, nodegroup });
+        Ok(())
+    }
+
+    async fn nodegroup_update(
+        &self,
+        _: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        self.push(Cast::NgUpdate { cluster, nodegroup });
+        Ok(())
+    }
+
+    async fn nodegroup_delete(
+        &self,
+        _: &RequestContext,
+        cluster: Obj<Cluster>,
+        nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError> {
+        self.push(Cast::NgDelete { cluster, nodegroup });
+        Ok(())
+    }
+}
+
+// ---- the API under test ----
+
+pub struct Api {
+    pub app: axum::Router,
+    pub db: Database,
+    pub conductor: Arc<Recorder>,
+    _file: Option<TempFile>,
+    _guard: Option<openkeel_tests::MysqlDatabase>,
+}
+
+/// A temporary SQLite file, removed on drop.
+struct TempFile(std::path::PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = self.0.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn state_for(db: Database, conductor: Arc<Recorder>, quota: i64) -> ApiState {
+    let enforcer = openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions {
+        policy_file: None,
+        policy_dirs: Vec::new(),
+        ..Default::default()
+    })
+    .expect("policy");
+    ApiState {
+        db: Some(db),
+        cloud: Some(Arc::new(FakeCloud)),
+        drivers: Some(Arc::new(OneDriver)),
+        policy: Some(Arc::new(enforcer)),
+        conductor: Some(conductor),
+        template_settings: TemplateSettings::default(),
+        clusters: openkeel_api::resources::clusters::ClusterSettings {
+            max_clusters_per_project: quota,
+        },
+        ..Default::default()
+    }
+}
+
+fn build(db: Database, file: Option<TempFile>, guard: Option<openkeel_tests::MysqlDatabase>) -> Api {
+    let conductor = Arc::new(Recorder::default());
+    let state = state_for(db.clone(), conductor.clone(), 20);
+    Api {
+        app: openkeel_api::router(Arc::new(state)),
+        db,
+        conductor,
+        _file: file,
+        _guard: guard,
+    }
+}
+
+pub async fn sqlite() -> Api {
+    let path = std::env::temp_dir().join(format!(
+        "openkeel-api-clusters-{}.db",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let url = format!("sqlite:///{}", path.display());
+    let db = Database::connect(&url).await.expect("sqlite file");
+    openkeel_db::manage::upgrade(&db).await.expect("schema");
+    build(db, Some(TempFile(path)), None)
+}
+
+pub async fn mariadb() -> Option<Api> {
+    let guard = openkeel_tests::fresh_mysql_database().await?;
+    let db = Database::connect(guard.url()).await.expect("mariadb");
+    openkeel_db::manage::upgrade(&db).await.expect("schema");
+    Some(build(db, None, Some(guard)))
+}
+
+impl Api {
+    /// The same database and conductor with another `[quotas] max_clusters_per_project`.
+    pub fn with_quota(&self, quota: i64) -> axum::Router {
+        openkeel_api::router(Arc::new(state_for(
+            self.db.clone(),
+            self.conductor.clone(),
+            quota,
+        )))
+    }
+}
+
+
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite_backend {
+            $( #[tokio::test] async fn $name() { super::$name(super::support::sqlite().await).await; } )*
+        }
+        mod mariadb_backend {
+            $( #[tokio::test] async fn $name() { if let Some(api) = super::support::mariadb().await { super::$name(api).await; } } )*
+        }
+    };
+}
+
+pub struct Resp {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: String,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    pub fn header(&self, n: &str) -> Option<&str> {
+        self.headers.get(n).and_then(|v| v.to_str().ok())
+    }
+
+    /// The `detail` of an error envelope.
+    pub fn detail(&self) -> String {
+        self.json()["errors"][0]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Status and detail, for compact assertions on errors.
+    pub fn err(&self) -> (u16, String) {
+        (self.status, self.detail())
+    }
+}
+
+/// Who is calling.
+#[derive(Clone, Copy, Debug)]
+pub enum Who {
+    /// An admin of `admin-project` (user `admin`).
+    Admin,
+    /// A member of the named project (user `<project>-user`).
+    Member(&'static str),
+    /// A reader of the named project.
+    Reader(&'static str),
+}
+
+pub const HOST: &str = "magnum.example.com:9511";
+
+pub async fn call_app(
+    app: &axum::Router,
+    who: Who,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    version: Option<&str>,
+) -> Resp {
+    let mut b = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", HOST)
+        .header("X-Auth-Token", "t");
+    if let Some(v) = version {
+        b = b.header("OpenStack-API-Version", format!("container-infra {v}"));
+    }
+    let (user, project, roles) = match who {
+        Who::Admin => ("admin".to_string(), "admin-project", "admin,member,reader"),
+        Who::Member(p) => (format!("{p}-user"), p, "member,reader"),
+        Who::Reader(p) => (format!("{p}-user"), p, "reader"),
+    };
+    b = b
+        .header("X-User-Id", user)
+        .header("X-Project-Id", project)
+        .header("X-Roles", roles);
+    let req = match body {
+        Some(text) => b
+            .header("content-type", "application/json")
+            .body(Body::from(text.to_string())),
+        None => b.body(Body::empty()),
+    }
+    .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    Resp {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+impl Api {
+    pub async fn call(
+        &self,
+        who: Who,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        version: &str,
+    ) -> Resp {
+        call_app(&self.app, who, method, path, body, Some(version)).await
+    }
+
+    pub async fn get(&self, path: &str, version: &str) -> Resp {
+        self.call(Who::Admin, "GET", path, None, version).await
+    }
+}
+
+// ---- fixtures (what the conductor would have written) ----
+
+pub const T_UUID: &str = "0562d357-8641-4759-8fed-8173f02c9633";
+pub const C_UUID: &str = "746e779a-751a-456b-a3e9-c883d734946f";
+pub const MASTER_UUID: &str = "1ed8542f-9bba-4572-8b0a-c6a0a79ed048";
+pub const WORKER_UUID: &str = "4584caf9-de5f-4a31-b734-8821672fb1e8";
+
+pub fn at(h: u32, m: u32, s: u32) -> chrono::NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 7, 17)
+        .and_then(|d| d.and_hms_opt(h, m, s))
+        .unwrap()
+}
+
+pub fn map(pairs: &[(&str, &str)]) -> StringMap {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect()
+}
+
+/// A template `k8s` of `admin-project` as the template API stores it.
+pub fn template(uuid: &str, name: &str, project: &str) -> ClusterTemplate {
+    ClusterTemplate {
+        created_at: Some(at(6, 0, 0)),
+        uuid: Some(uuid.into()),
+        name: Some(name.into()),
+        flavor_id: Some("m1.small".into()),
+        master_flavor_id: Some("m1.medium".into()),
+        keypair_id: Some("mykey".into()),
+        image_id: Some("ubuntu-jammy".into()),
+        external_network_id: Some("public".into()),
+        project_id: Some(project.into()),
+        user_id: Some("admin".into()),
+        cluster_distro: Some("ubuntu".into()),
+        coe: Some("kubernetes".into()),
+        server_type: Some("vm".into()),
+        network_driver: Some("flannel".into()),
+        labels: Some(map(&[("kube_tag", "v1.30.4"), ("boot_volume_size", "10")])),
+        master_lb_enabled: Some(true),
+        floating_ip_enabled: Some(true),
+        driver: Some("k8s_fake_v1".into()),
+        ..Default::default()
+    }
+}
+
+pub async fn add_template(db: &Database, t: &ClusterTemplate) -> ClusterTemplate {
+    openkeel_db::cluster_template::create(db, t)
+        .await
+        .expect("template")
+}
+
+/// A `CREATE_COMPLETE` cluster `k8s-prod` of `admin-project` on template `T_UUID`.
+pub fn cluster(uuid: &str, name: &str, project: &str) -> Cluster {
+    Cluster {
+        created_at: Some(at(6, 52, 54)),
+        updated_at: Some(at(7, 1, 12)),
+        uuid: Some(uuid.into()),
+        name: Some(name.into()),
+        cluster_template_id: Some(T_UUID.into()),
+        api_address: Some("https://172.24.4.6:6443".into()),
+        stack_id: Some("kube-9c6f1".into()),
+        project_id: Some(project.into()),
+        user_id: Some("admin".into()),
+        status: Some(ClusterStatus::CreateComplete),
+        create_timeout: Some(60),
+        keypair: Some("mykey".into()),
+        labels: Some(map(&[
+            ("kube_tag", "v1.30.4"),
+            ("boot_volume_size", "40"),
+            ("auto_scaling_enabled", "true"),
+        ])),
+        master_flavor_id: Some("m1.medium".into()),
+        flavor_id: Some("m1.large".into()),
+        health_status_reason: Some(StringMap::new()),
+        floating_ip_enabled: Some(true),
+        master_lb_enabled: Some(true),
+        ..Default::default()
+    }
+}
+
+pub async fn add_cluster(db: &Database, c: &Cluster) -> Cluster {
+    openkeel_db::cluster::create(db, c).await.expect("cluster")
+}
+
+pub fn nodegroup(uuid: &str, name: &str, cluster: &Cluster, role: &str, count: i32) -> NodeGroup {
+    NodeGroup {
+        created_at: Some(at(6, 52, 54)),
+        uuid: uuid.into(),
+        name: name.into(),
+        cluster_id: cluster.uuid.clone().unwrap_or_default(),
+        project_id: cluster.project_id.clone().unwrap_or_default(),
+        labels: cluster.labels.clone(),
+        flavor_id: Some(if role == "master" { "m1.medium" } else { "m1.large" }.into()),
+        image_id: Some("ubuntu-jammy".into()),
+        node_addresses: Some(Vec::new()),
+        node_count: Some(count),
+        role: Some(role.into()),
+        is_default: Some(true),
+        stack_id: cluster.stack_id.clone(),
+        status: Some(ClusterStatus::CreateComplete),
+        node_labels: Some(StringMap::new()),
+        node_taints: Some(Vec::new()),
+        ..Default::default()
+    }
+}
+
+pub async fn add_nodegroup(db: &Database, ng: &NodeGroup) -> NodeGroup {
+    openkeel_db::nodegroup::create(db, ng).await.expect("nodegroup")
+}
+
+/// Template `k8s`, cluster `k8s-prod` with a default master (1 node, 10.0.0.10) and a
+/// default worker (3 nodes, 10.0.0.11–13), all in `admin-project`.
+pub async fn seed(db: &Database) -> Cluster {
+    add_template(db, &template(T_UUID, "k8s", "admin-project")).await;
+    let c = add_cluster(db, &cluster(C_UUID, "k8s-prod", "admin-project")).await;
+    let mut m = nodegroup(MASTER_UUID, "default-master", &c, "master", 1);
+    m.node_addresses = Some(vec!["10.0.0.10".into()]);
+    add_nodegroup(db, &m).await;
+    let mut w = nodegroup(WORKER_UUID, "default-worker", &c, "worker", 3);
+    w.node_addresses = Some(vec![
+        "10.0.0.11".into(),
+        "10.0.0.12".into(),
+        "10.0.0.13".into(),
+    ]);
+    add_nodegroup(db, &w).await;
+    c
+}
