@@ -59,7 +59,10 @@ async fn list_and_detail_per_microversion(api: Api) {
             Some(format!("container-infrastructure-management {v}").as_str())
         );
         assert_eq!(r.header("content-type"), Some("application/json"));
-        assert_eq!(r.body, format!(r#"{{"clusters": [{}]}}"#, summary_body(key)));
+        assert_eq!(
+            r.body,
+            format!(r#"{{"clusters": [{}]}}"#, summary_body(key))
+        );
 
         let r = api.get("/v1/clusters/detail", v).await;
         assert_eq!(r.status, 200);
@@ -77,15 +80,38 @@ async fn list_and_detail_per_microversion(api: Api) {
         r.header("openstack-api-version"),
         Some("container-infrastructure-management 1.1")
     );
-    assert_eq!(r.body, format!(r#"{{"clusters": [{}]}}"#, summary_body("stack_id")));
+    assert_eq!(
+        r.body,
+        format!(r#"{{"clusters": [{}]}}"#, summary_body("stack_id"))
+    );
 }
 
 async fn list_pagination_and_errors(api: Api) {
     seed(&api.db).await;
     let second = "9d5e1ddc-1f0a-4c8e-bb1e-3a4b5c6d7e8f";
     let c2 = add_cluster(&api.db, &cluster(second, "alpha", "admin-project")).await;
-    add_nodegroup(&api.db, &nodegroup("4a3e3f9e-5b0e-4c55-9b9b-000000000001", "default-master", &c2, "master", 1)).await;
-    add_nodegroup(&api.db, &nodegroup("4a3e3f9e-5b0e-4c55-9b9b-000000000002", "default-worker", &c2, "worker", 0)).await;
+    add_nodegroup(
+        &api.db,
+        &nodegroup(
+            "4a3e3f9e-5b0e-4c55-9b9b-000000000001",
+            "default-master",
+            &c2,
+            "master",
+            1,
+        ),
+    )
+    .await;
+    add_nodegroup(
+        &api.db,
+        &nodegroup(
+            "4a3e3f9e-5b0e-4c55-9b9b-000000000002",
+            "default-worker",
+            &c2,
+            "worker",
+            0,
+        ),
+    )
+    .await;
 
     let r = api.get("/v1/clusters?limit=1", "1.14").await;
     let j = r.json();
@@ -102,7 +128,10 @@ async fn list_pagination_and_errors(api: Api) {
     assert_eq!(j["clusters"][0]["uuid"], second);
     assert_eq!(j["clusters"][0]["node_count"], 0);
     let r = api
-        .get("/v1/clusters/detail?sort_key=name&sort_dir=desc&limit=1", "1.14")
+        .get(
+            "/v1/clusters/detail?sort_key=name&sort_dir=desc&limit=1",
+            "1.14",
+        )
         .await;
     let j = r.json();
     assert_eq!(j["clusters"][0]["name"], "k8s-prod");
@@ -113,7 +142,12 @@ async fn list_pagination_and_errors(api: Api) {
         )
     );
     // A page that is not full has no `next`.
-    assert!(api.get("/v1/clusters?limit=5", "1.14").await.json().get("next").is_none());
+    assert!(api
+        .get("/v1/clusters?limit=5", "1.14")
+        .await
+        .json()
+        .get("next")
+        .is_none());
 
     for (q, status, detail) in [
         ("limit=0", 400, "Limit must be positive".to_string()),
@@ -146,26 +180,58 @@ async fn show_lookup_and_scoping(api: Api) {
     );
     // A member of the project sees it; a member of another project does not.
     let r = api
-        .call(Who::Member("admin-project"), "GET", "/v1/clusters/k8s-prod", None, "1.14")
+        .call(
+            Who::Member("admin-project"),
+            "GET",
+            "/v1/clusters/k8s-prod",
+            None,
+            "1.14",
+        )
         .await;
     assert_eq!(r.status, 200);
     let r = api
-        .call(Who::Member("other"), "GET", "/v1/clusters/k8s-prod", None, "1.14")
+        .call(
+            Who::Member("other"),
+            "GET",
+            "/v1/clusters/k8s-prod",
+            None,
+            "1.14",
+        )
         .await;
-    assert_eq!(r.err(), (404, "Cluster k8s-prod could not be found.".into()));
+    assert_eq!(
+        r.err(),
+        (404, "Cluster k8s-prod could not be found.".into())
+    );
     let r = api
         .call(Who::Member("other"), "GET", "/v1/clusters", None, "1.14")
         .await;
     assert_eq!(r.body, r#"{"clusters": []}"#);
     // Two clusters with one name in the project: 409.
-    add_cluster(&api.db, &cluster("0f0f0f0f-1111-4222-8333-444455556666", "k8s-prod", "admin-project")).await;
+    add_cluster(
+        &api.db,
+        &cluster(
+            "0f0f0f0f-1111-4222-8333-444455556666",
+            "k8s-prod",
+            "admin-project",
+        ),
+    )
+    .await;
     assert_eq!(
         api.get("/v1/clusters/k8s-prod", "1.14").await.err(),
-        (409, "Multiple clusters exist with same name. Please use the cluster uuid instead.".into())
+        (
+            409,
+            "Multiple clusters exist with same name. Please use the cluster uuid instead.".into()
+        )
     );
     // No role at all: the policy refuses.
     let r = api
-        .call(Who::Reader("admin-project"), "GET", &format!("/v1/clusters/{C_UUID}"), None, "1.14")
+        .call(
+            Who::Reader("admin-project"),
+            "GET",
+            &format!("/v1/clusters/{C_UUID}"),
+            None,
+            "1.14",
+        )
         .await;
     assert_eq!(r.status, 200);
 }
@@ -187,9 +253,15 @@ async fn show_faults_and_invisible_template(api: Api) {
     .unwrap();
     w.status = Some(ClusterStatus::CreateFailed);
     w.status_reason = Some("boom".into());
-    openkeel_db::nodegroup::update(&api.db, C_UUID, WORKER_UUID, &w, &["status", "status_reason"])
-        .await
-        .unwrap();
+    openkeel_db::nodegroup::update(
+        &api.db,
+        C_UUID,
+        WORKER_UUID,
+        &w,
+        &["status", "status_reason"],
+    )
+    .await
+    .unwrap();
     let r = api.get(&format!("/v1/clusters/{C_UUID}"), "1.14").await;
     let j = r.json();
     assert_eq!(j["status"], "CREATE_FAILED");
@@ -212,15 +284,32 @@ async fn show_faults_and_invisible_template(api: Api) {
     let r = api
         .call(Who::Member("p2"), "GET", "/v1/clusters", None, "1.14")
         .await;
-    assert_eq!(r.err(), (404, format!("ClusterTemplate {other_t} could not be found.")));
+    assert_eq!(
+        r.err(),
+        (
+            404,
+            format!("ClusterTemplate {other_t} could not be found.")
+        )
+    );
     let r = api
         .call(Who::Member("p2"), "GET", "/v1/clusters/mine", None, "1.14")
         .await;
-    assert_eq!(r.err(), (404, format!("ClusterTemplate {other_t} could not be found.")));
+    assert_eq!(
+        r.err(),
+        (
+            404,
+            format!("ClusterTemplate {other_t} could not be found.")
+        )
+    );
     // The literal detail of `/{id}/detail`, and the marker typing of a name there.
     assert_eq!(
-        api.get(&format!("/v1/clusters/{C_UUID}/detail"), "1.14").await.err(),
-        (404, "The %(name)s resource %(id)s could not be found.".into())
+        api.get(&format!("/v1/clusters/{C_UUID}/detail"), "1.14")
+            .await
+            .err(),
+        (
+            404,
+            "The %(name)s resource %(id)s could not be found.".into()
+        )
     );
     assert_eq!(
         api.get("/v1/clusters/k8s-prod/detail", "1.14").await.err(),
@@ -247,17 +336,37 @@ async fn create_sends_the_object_magnum_sends(api: Api) {
     let uuid = r.json()["uuid"].as_str().unwrap().to_string();
     assert_eq!(r.body, format!(r#"{{"uuid": "{uuid}"}}"#));
     let casts = api.conductor.take();
-    let [Cast::Create { cluster, master_count, node_count, create_timeout }] = casts.as_slice() else {
+    let [Cast::Create {
+        cluster,
+        master_count,
+        node_count,
+        create_timeout,
+    }] = casts.as_slice()
+    else {
         panic!("{casts:?}");
     };
     assert_eq!((*master_count, *node_count, *create_timeout), (1, 3, 60));
     assert_eq!(
         changes(cluster),
         vec![
-            "cluster_template_id", "coe_version", "container_version", "create_timeout",
-            "discovery_url", "docker_volume_size", "fixed_network", "fixed_subnet", "flavor_id",
-            "floating_ip_enabled", "keypair", "labels", "master_flavor_id", "master_lb_enabled",
-            "name", "project_id", "user_id", "uuid",
+            "cluster_template_id",
+            "coe_version",
+            "container_version",
+            "create_timeout",
+            "discovery_url",
+            "docker_volume_size",
+            "fixed_network",
+            "fixed_subnet",
+            "flavor_id",
+            "floating_ip_enabled",
+            "keypair",
+            "labels",
+            "master_flavor_id",
+            "master_lb_enabled",
+            "name",
+            "project_id",
+            "user_id",
+            "uuid",
         ]
     );
     let c = &cluster.data;
@@ -270,7 +379,10 @@ async fn create_sends_the_object_magnum_sends(api: Api) {
     assert_eq!(c.project_id.as_deref(), Some("admin-project"));
     assert_eq!(c.user_id.as_deref(), Some("admin"));
     assert_eq!(c.discovery_url.as_deref(), Some("http://d"));
-    assert_eq!((c.floating_ip_enabled, c.master_lb_enabled), (Some(true), Some(true)));
+    assert_eq!(
+        (c.floating_ip_enabled, c.master_lb_enabled),
+        (Some(true), Some(true))
+    );
     // Template labels, then the request's, values as Python's str().
     assert_eq!(
         c.labels,
@@ -284,9 +396,13 @@ async fn create_sends_the_object_magnum_sends(api: Api) {
     );
     // No row is written by the API.
     assert_eq!(
-        openkeel_db::cluster::count(&api.db, &openkeel_db::Scope::admin_all_tenants(), &Default::default())
-            .await
-            .unwrap(),
+        openkeel_db::cluster::count(
+            &api.db,
+            &openkeel_db::Scope::admin_all_tenants(),
+            &Default::default()
+        )
+        .await
+        .unwrap(),
         0
     );
     // A body `uuid` is accepted and ignored; `status` reaches the conductor.
@@ -302,7 +418,13 @@ async fn create_sends_the_object_magnum_sends(api: Api) {
     assert_eq!(r.status, 202);
     assert_ne!(r.json()["uuid"], C_UUID);
     let casts = api.conductor.take();
-    let [Cast::Create { cluster, master_count, create_timeout, .. }] = casts.as_slice() else {
+    let [Cast::Create {
+        cluster,
+        master_count,
+        create_timeout,
+        ..
+    }] = casts.as_slice()
+    else {
         panic!("{casts:?}");
     };
     assert_eq!((*master_count, *create_timeout), (3, 5));
@@ -339,7 +461,13 @@ async fn create_defaults_from_the_template(api: Api) {
     assert_eq!(c.fixed_network.as_deref(), Some("private"));
     // Empty labels take the template's.
     let r = api
-        .call(Who::Admin, "POST", "/v1/clusters", Some(r#"{"cluster_template_id": "k8s", "labels": {}}"#), "1.14")
+        .call(
+            Who::Admin,
+            "POST",
+            "/v1/clusters",
+            Some(r#"{"cluster_template_id": "k8s", "labels": {}}"#),
+            "1.14",
+        )
         .await;
     assert_eq!(r.status, 202);
     let casts = api.conductor.take();
@@ -356,39 +484,66 @@ async fn create_version_gates(api: Api) {
     add_template(&api.db, &template(T_UUID, "k8s", "admin-project")).await;
     let post = |v: &'static str, body: &'static str| {
         let api = &api;
-        async move { api.call(Who::Admin, "POST", "/v1/clusters", Some(body), v).await }
+        async move {
+            api.call(Who::Admin, "POST", "/v1/clusters", Some(body), v)
+                .await
+        }
     };
     // Unknown template: 400 up to 1.9, 404 from 1.10.
     assert_eq!(
-        post("1.9", r#"{"cluster_template_id": "nope"}"#).await.err(),
+        post("1.9", r#"{"cluster_template_id": "nope"}"#)
+            .await
+            .err(),
         (400, "ClusterTemplate nope could not be found.".into())
     );
     assert_eq!(
-        post("1.10", r#"{"cluster_template_id": "nope"}"#).await.err(),
+        post("1.10", r#"{"cluster_template_id": "nope"}"#)
+            .await
+            .err(),
         (404, "ClusterTemplate nope could not be found.".into())
     );
     // node_count 0: refused up to 1.9, accepted from 1.10.
     assert_eq!(
-        post("1.9", r#"{"cluster_template_id": "k8s", "node_count": 0}"#).await.err(),
-        (400, "Resizing a nodegroup to zero is not supported in the provided microversion.".into())
+        post("1.9", r#"{"cluster_template_id": "k8s", "node_count": 0}"#)
+            .await
+            .err(),
+        (
+            400,
+            "Resizing a nodegroup to zero is not supported in the provided microversion.".into()
+        )
     );
     let r = post("1.10", r#"{"cluster_template_id": "k8s", "node_count": 0}"#).await;
     assert_eq!(r.status, 202);
     let casts = api.conductor.take();
-    assert!(matches!(casts.as_slice(), [Cast::Create { node_count: 0, .. }]));
+    assert!(matches!(
+        casts.as_slice(),
+        [Cast::Create { node_count: 0, .. }]
+    ));
 }
 
 async fn create_validation_errors(api: Api) {
     add_template(&api.db, &template(T_UUID, "k8s", "admin-project")).await;
-    let mut t = template("3a3a3a3a-1111-4222-8333-444455556666", "dm", "admin-project");
+    let mut t = template(
+        "3a3a3a3a-1111-4222-8333-444455556666",
+        "dm",
+        "admin-project",
+    );
     t.docker_storage_driver = Some("devicemapper".into());
     add_template(&api.db, &t).await;
-    let mut t = template("4a4a4a4a-1111-4222-8333-444455556666", "nolb", "admin-project");
+    let mut t = template(
+        "4a4a4a4a-1111-4222-8333-444455556666",
+        "nolb",
+        "admin-project",
+    );
     t.master_lb_enabled = Some(false);
     t.labels = Some(map(&[("boot_volume_size", "0")]));
     t.flavor_id = Some("ds4G".into());
     add_template(&api.db, &t).await;
-    let mut t = template("5a5a5a5a-1111-4222-8333-444455556666", "fcos", "admin-project");
+    let mut t = template(
+        "5a5a5a5a-1111-4222-8333-444455556666",
+        "fcos",
+        "admin-project",
+    );
     t.cluster_distro = Some("fedora-coreos".into());
     add_template(&api.db, &t).await;
     for (body, status, detail) in [
@@ -418,7 +573,15 @@ async fn create_validation_errors(api: Api) {
     }
     assert!(api.conductor.take().is_empty());
     // Body plumbing.
-    let r = call_app(&api.app, Who::Admin, "POST", "/v1/clusters", None, Some("1.14")).await;
+    let r = call_app(
+        &api.app,
+        Who::Admin,
+        "POST",
+        "/v1/clusters",
+        None,
+        Some("1.14"),
+    )
+    .await;
     assert_eq!(r.err(), (400, "Missing argument: \"cluster\"".into()));
 }
 
@@ -427,7 +590,15 @@ async fn create_quota_and_policy(api: Api) {
     // One cluster exists in admin-project: a quota of 1 refuses the next one.
     let app = api.with_quota(1);
     let body = r#"{"cluster_template_id": "k8s"}"#;
-    let r = call_app(&app, Who::Admin, "POST", "/v1/clusters", Some(body), Some("1.14")).await;
+    let r = call_app(
+        &app,
+        Who::Admin,
+        "POST",
+        "/v1/clusters",
+        Some(body),
+        Some("1.14"),
+    )
+    .await;
     assert_eq!(
         r.err(),
         (403, "Resource limit exceeded: You have reached the maximum clusters per project, 1. You may delete a cluster to make room for a new one.".into())
@@ -444,24 +615,59 @@ async fn create_quota_and_policy(api: Api) {
     )
     .await
     .unwrap();
-    let r = call_app(&app, Who::Admin, "POST", "/v1/clusters", Some(body), Some("1.14")).await;
+    let r = call_app(
+        &app,
+        Who::Admin,
+        "POST",
+        "/v1/clusters",
+        Some(body),
+        Some("1.14"),
+    )
+    .await;
     assert_eq!(r.status, 202);
     api.conductor.take();
     // A reader is refused by policy, but only after the template checks (404 first).
     let r = api
-        .call(Who::Reader("admin-project"), "POST", "/v1/clusters", Some(r#"{"cluster_template_id": "nope"}"#), "1.14")
+        .call(
+            Who::Reader("admin-project"),
+            "POST",
+            "/v1/clusters",
+            Some(r#"{"cluster_template_id": "nope"}"#),
+            "1.14",
+        )
         .await;
-    assert_eq!(r.err(), (404, "ClusterTemplate nope could not be found.".into()));
+    assert_eq!(
+        r.err(),
+        (404, "ClusterTemplate nope could not be found.".into())
+    );
     let r = api
-        .call(Who::Reader("admin-project"), "POST", "/v1/clusters", Some(body), "1.14")
+        .call(
+            Who::Reader("admin-project"),
+            "POST",
+            "/v1/clusters",
+            Some(body),
+            "1.14",
+        )
         .await;
-    assert_eq!(r.err(), (403, "Policy doesn't allow cluster:create to be performed.".into()));
+    assert_eq!(
+        r.err(),
+        (
+            403,
+            "Policy doesn't allow cluster:create to be performed.".into()
+        )
+    );
     // Own hidden template: only admins may use it.
     let mut t = template("6a6a6a6a-1111-4222-8333-444455556666", "hidden", "p3");
     t.hidden = Some(true);
     add_template(&api.db, &t).await;
     let r = api
-        .call(Who::Member("p3"), "POST", "/v1/clusters", Some(r#"{"cluster_template_id": "hidden"}"#), "1.14")
+        .call(
+            Who::Member("p3"),
+            "POST",
+            "/v1/clusters",
+            Some(r#"{"cluster_template_id": "hidden"}"#),
+            "1.14",
+        )
         .await;
     assert_eq!(r.err(), (403, "Not authorized.".into()));
     assert!(api.conductor.take().is_empty());
@@ -471,11 +677,27 @@ async fn patch_sends_cluster_update(api: Api) {
     let c = seed(&api.db).await;
     let path = "/v1/clusters/k8s-prod";
     let r = api
-        .call(Who::Admin, "PATCH", path, Some(r#"[{"op": "replace", "path": "/node_count", "value": 5}]"#), "1.14")
+        .call(
+            Who::Admin,
+            "PATCH",
+            path,
+            Some(r#"[{"op": "replace", "path": "/node_count", "value": 5}]"#),
+            "1.14",
+        )
         .await;
-    assert_eq!((r.status, r.body.clone()), (202, format!(r#"{{"uuid": "{C_UUID}"}}"#)));
+    assert_eq!(
+        (r.status, r.body.clone()),
+        (202, format!(r#"{{"uuid": "{C_UUID}"}}"#))
+    );
     let casts = api.conductor.take();
-    let [Cast::Update { cluster, node_count, health_status, health_status_reason, rollback }] = casts.as_slice() else {
+    let [Cast::Update {
+        cluster,
+        node_count,
+        health_status,
+        health_status_reason,
+        rollback,
+    }] = casts.as_slice()
+    else {
         panic!("{casts:?}");
     };
     assert_eq!(cluster.data, c);
@@ -498,7 +720,14 @@ async fn patch_sends_cluster_update(api: Api) {
         .await;
     assert_eq!(r.status, 202, "{}", r.body);
     let casts = api.conductor.take();
-    let [Cast::Update { node_count, health_status, health_status_reason, rollback, .. }] = casts.as_slice() else {
+    let [Cast::Update {
+        node_count,
+        health_status,
+        health_status_reason,
+        rollback,
+        ..
+    }] = casts.as_slice()
+    else {
         panic!("{casts:?}");
     };
     assert_eq!(*node_count, 3);
@@ -508,21 +737,40 @@ async fn patch_sends_cluster_update(api: Api) {
 
     // A value added into the stored dict is coerced to a string, as oslo's CoercedDict does.
     let r = api
-        .call(Who::Admin, "PATCH", path, Some(r#"[{"op": "add", "path": "/health_status_reason/n", "value": 7}]"#), "1.14")
+        .call(
+            Who::Admin,
+            "PATCH",
+            path,
+            Some(r#"[{"op": "add", "path": "/health_status_reason/n", "value": 7}]"#),
+            "1.14",
+        )
         .await;
     assert_eq!(r.status, 202, "{}", r.body);
     let casts = api.conductor.take();
-    let [Cast::Update { health_status_reason, .. }] = casts.as_slice() else {
+    let [Cast::Update {
+        health_status_reason,
+        ..
+    }] = casts.as_slice()
+    else {
         panic!("{casts:?}");
     };
     assert_eq!(health_status_reason, &Some(map(&[("n", "7")])));
 
     // `remove /node_count` resizes to the declared default (1).
     let r = api
-        .call(Who::Admin, "PATCH", path, Some(r#"[{"op": "remove", "path": "/node_count"}]"#), "1.14")
+        .call(
+            Who::Admin,
+            "PATCH",
+            path,
+            Some(r#"[{"op": "remove", "path": "/node_count"}]"#),
+            "1.14",
+        )
         .await;
     assert_eq!(r.status, 202);
-    assert!(matches!(api.conductor.take().as_slice(), [Cast::Update { node_count: 1, .. }]));
+    assert!(matches!(
+        api.conductor.take().as_slice(),
+        [Cast::Update { node_count: 1, .. }]
+    ));
 }
 
 async fn patch_dialect_errors(api: Api) {
@@ -553,13 +801,27 @@ async fn patch_dialect_errors(api: Api) {
         assert_eq!(r.err(), (status, detail.to_string()), "{body}");
     }
     assert_eq!(
-        api.call(Who::Admin, "PATCH", "/v1/clusters/nope", Some("[]"), "1.14").await.err(),
+        api.call(Who::Admin, "PATCH", "/v1/clusters/nope", Some("[]"), "1.14")
+            .await
+            .err(),
         (404, "Cluster nope could not be found.".into())
     );
     let r = api
-        .call(Who::Reader("admin-project"), "PATCH", path, Some("[]"), "1.14")
+        .call(
+            Who::Reader("admin-project"),
+            "PATCH",
+            path,
+            Some("[]"),
+            "1.14",
+        )
         .await;
-    assert_eq!(r.err(), (403, "Policy doesn't allow cluster:update to be performed.".into()));
+    assert_eq!(
+        r.err(),
+        (
+            403,
+            "Policy doesn't allow cluster:update to be performed.".into()
+        )
+    );
     assert!(api.conductor.take().is_empty());
 }
 
@@ -568,103 +830,268 @@ async fn patch_version_gates(api: Api) {
     let path = "/v1/clusters/k8s-prod";
     let zero = r#"[{"op": "replace", "path": "/node_count", "value": 0}]"#;
     assert_eq!(
-        api.call(Who::Admin, "PATCH", path, Some(zero), "1.9").await.err(),
-        (400, "Resizing a nodegroup to zero is not supported in the provided microversion.".into())
+        api.call(Who::Admin, "PATCH", path, Some(zero), "1.9")
+            .await
+            .err(),
+        (
+            400,
+            "Resizing a nodegroup to zero is not supported in the provided microversion.".into()
+        )
     );
-    let r = api.call(Who::Admin, "PATCH", path, Some(zero), "1.10").await;
+    let r = api
+        .call(Who::Admin, "PATCH", path, Some(zero), "1.10")
+        .await;
     assert_eq!(r.status, 202);
-    assert!(matches!(api.conductor.take().as_slice(), [Cast::Update { node_count: 0, .. }]));
+    assert!(matches!(
+        api.conductor.take().as_slice(),
+        [Cast::Update { node_count: 0, .. }]
+    ));
     // `rollback` exists from 1.3.
     assert_eq!(
-        api.call(Who::Admin, "PATCH", &format!("{path}?rollback=1"), Some("[]"), "1.2").await.err(),
+        api.call(
+            Who::Admin,
+            "PATCH",
+            &format!("{path}?rollback=1"),
+            Some("[]"),
+            "1.2"
+        )
+        .await
+        .err(),
         (400, "Unknown argument: \"rollback\"".into())
     );
-    let r = api.call(Who::Admin, "PATCH", &format!("{path}?rollback=1"), Some("[]"), "1.3").await;
+    let r = api
+        .call(
+            Who::Admin,
+            "PATCH",
+            &format!("{path}?rollback=1"),
+            Some("[]"),
+            "1.3",
+        )
+        .await;
     assert_eq!(r.status, 202);
-    assert!(matches!(api.conductor.take().as_slice(), [Cast::Update { rollback: true, .. }]));
+    assert!(matches!(
+        api.conductor.take().as_slice(),
+        [Cast::Update { rollback: true, .. }]
+    ));
 }
 
 async fn delete_route(api: Api) {
     seed(&api.db).await;
     let r = api
-        .call(Who::Reader("admin-project"), "DELETE", "/v1/clusters/k8s-prod", None, "1.14")
+        .call(
+            Who::Reader("admin-project"),
+            "DELETE",
+            "/v1/clusters/k8s-prod",
+            None,
+            "1.14",
+        )
         .await;
-    assert_eq!(r.err(), (403, "Policy doesn't allow cluster:delete to be performed.".into()));
-    let r = api.call(Who::Admin, "DELETE", "/v1/clusters/k8s-prod", None, "1.14").await;
+    assert_eq!(
+        r.err(),
+        (
+            403,
+            "Policy doesn't allow cluster:delete to be performed.".into()
+        )
+    );
+    let r = api
+        .call(Who::Admin, "DELETE", "/v1/clusters/k8s-prod", None, "1.14")
+        .await;
     assert_eq!(r.status, 204);
     assert_eq!(r.body, "");
     assert_eq!(r.header("content-type"), None);
     assert!(matches!(api.conductor.take().as_slice(), [Cast::Delete(u)] if u == C_UUID));
     // Another project's member: not found.
     let r = api
-        .call(Who::Member("other"), "DELETE", &format!("/v1/clusters/{C_UUID}"), None, "1.14")
+        .call(
+            Who::Member("other"),
+            "DELETE",
+            &format!("/v1/clusters/{C_UUID}"),
+            None,
+            "1.14",
+        )
         .await;
-    assert_eq!(r.err(), (404, format!("Cluster {C_UUID} could not be found.")));
+    assert_eq!(
+        r.err(),
+        (404, format!("Cluster {C_UUID} could not be found."))
+    );
 }
 
 async fn resize_action(api: Api) {
     let c = seed(&api.db).await;
-    let mut extra = nodegroup("5e5e5e5e-1111-4222-8333-444455556666", "bounded", &c, "worker", 2);
+    let mut extra = nodegroup(
+        "5e5e5e5e-1111-4222-8333-444455556666",
+        "bounded",
+        &c,
+        "worker",
+        2,
+    );
     extra.is_default = Some(false);
     extra.min_node_count = Some(1);
     extra.max_node_count = Some(4);
     add_nodegroup(&api.db, &extra).await;
     let path = "/v1/clusters/k8s-prod/actions/resize";
     // Below 1.7: no such handler (a routing 406 without version headers).
-    let r = api.call(Who::Admin, "POST", path, Some(r#"{"node_count": 2}"#), "1.6").await;
+    let r = api
+        .call(
+            Who::Admin,
+            "POST",
+            path,
+            Some(r#"{"node_count": 2}"#),
+            "1.6",
+        )
+        .await;
     assert_eq!(r.status, 406);
     assert_eq!(r.header("openstack-api-version"), None);
     // The default worker.
-    let r = api.call(Who::Admin, "POST", path, Some(r#"{"node_count": 2, "nodes_to_remove": ["srv-1"]}"#), "1.7").await;
-    assert_eq!((r.status, r.body.clone()), (202, format!(r#"{{"uuid": "{C_UUID}"}}"#)));
+    let r = api
+        .call(
+            Who::Admin,
+            "POST",
+            path,
+            Some(r#"{"node_count": 2, "nodes_to_remove": ["srv-1"]}"#),
+            "1.7",
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body.clone()),
+        (202, format!(r#"{{"uuid": "{C_UUID}"}}"#))
+    );
     let casts = api.conductor.take();
-    let [Cast::Resize { cluster, node_count, nodes_to_remove, nodegroup }] = casts.as_slice() else {
+    let [Cast::Resize {
+        cluster,
+        node_count,
+        nodes_to_remove,
+        nodegroup,
+    }] = casts.as_slice()
+    else {
         panic!("{casts:?}");
     };
     assert_eq!(cluster.data.uuid.as_deref(), Some(C_UUID));
-    assert_eq!((*node_count, nodes_to_remove.clone()), (2, vec!["srv-1".to_string()]));
+    assert_eq!(
+        (*node_count, nodes_to_remove.clone()),
+        (2, vec!["srv-1".to_string()])
+    );
     assert_eq!(nodegroup.data.uuid, WORKER_UUID);
     assert!(nodegroup.changes.is_empty());
     for (v, body, status, detail) in [
-        ("1.9", r#"{"node_count": 0}"#, 400, "Resizing a nodegroup to zero is not supported in the provided microversion.".to_string()),
-        ("1.14", r#"{"node_count": 5, "nodegroup": "bounded"}"#, 400, "Resizing bounded outside the allowed range: min_node_count = 1, max_node_count = 4".into()),
-        ("1.14", r#"{"node_count": 0, "nodegroup": "bounded"}"#, 400, "Resizing bounded outside the allowed range: min_node_count = 1, max_node_count = 4".into()),
-        ("1.14", r#"{"node_count": 3, "nodegroup": "default-master"}"#, 400, "Resizing the master nodegroup is not supported by this driver.".into()),
-        ("1.14", r#"{"node_count": 1, "nodegroup": "nope"}"#, 404, "Nodegroup nope could not be found.".into()),
-        ("1.14", r#"{}"#, 400, "Invalid input for field/attribute node_count. Value: 'None'. Mandatory field missing.".into()),
-        ("1.14", r#"{"node_count": 1, "foo": 1}"#, 400, "Unknown attribute for argument cluster_resize_req: foo".into()),
+        (
+            "1.9",
+            r#"{"node_count": 0}"#,
+            400,
+            "Resizing a nodegroup to zero is not supported in the provided microversion."
+                .to_string(),
+        ),
+        (
+            "1.14",
+            r#"{"node_count": 5, "nodegroup": "bounded"}"#,
+            400,
+            "Resizing bounded outside the allowed range: min_node_count = 1, max_node_count = 4"
+                .into(),
+        ),
+        (
+            "1.14",
+            r#"{"node_count": 0, "nodegroup": "bounded"}"#,
+            400,
+            "Resizing bounded outside the allowed range: min_node_count = 1, max_node_count = 4"
+                .into(),
+        ),
+        (
+            "1.14",
+            r#"{"node_count": 3, "nodegroup": "default-master"}"#,
+            400,
+            "Resizing the master nodegroup is not supported by this driver.".into(),
+        ),
+        (
+            "1.14",
+            r#"{"node_count": 1, "nodegroup": "nope"}"#,
+            404,
+            "Nodegroup nope could not be found.".into(),
+        ),
+        (
+            "1.14",
+            r#"{}"#,
+            400,
+            "Invalid input for field/attribute node_count. Value: 'None'. Mandatory field missing."
+                .into(),
+        ),
+        (
+            "1.14",
+            r#"{"node_count": 1, "foo": 1}"#,
+            400,
+            "Unknown attribute for argument cluster_resize_req: foo".into(),
+        ),
     ] {
         let r = api.call(Who::Admin, "POST", path, Some(body), v).await;
         assert_eq!(r.err(), (status, detail), "{v} {body}");
     }
     // 0 nodes from 1.10.
-    let r = api.call(Who::Admin, "POST", path, Some(r#"{"node_count": 0, "nodegroup": "default-worker"}"#), "1.10").await;
+    let r = api
+        .call(
+            Who::Admin,
+            "POST",
+            path,
+            Some(r#"{"node_count": 0, "nodegroup": "default-worker"}"#),
+            "1.10",
+        )
+        .await;
     assert_eq!(r.status, 202);
-    assert!(matches!(api.conductor.take().as_slice(), [Cast::Resize { node_count: 0, .. }]));
+    assert!(matches!(
+        api.conductor.take().as_slice(),
+        [Cast::Resize { node_count: 0, .. }]
+    ));
     // No admin widening: another project's admin... a member elsewhere gets 404.
     let r = api
-        .call(Who::Member("other"), "POST", &format!("/v1/clusters/{C_UUID}/actions/resize"), Some(r#"{"node_count": 1}"#), "1.14")
+        .call(
+            Who::Member("other"),
+            "POST",
+            &format!("/v1/clusters/{C_UUID}/actions/resize"),
+            Some(r#"{"node_count": 1}"#),
+            "1.14",
+        )
         .await;
-    assert_eq!(r.err(), (404, format!("Cluster {C_UUID} could not be found.")));
+    assert_eq!(
+        r.err(),
+        (404, format!("Cluster {C_UUID} could not be found."))
+    );
 }
 
 async fn upgrade_action(api: Api) {
     let c = seed(&api.db).await;
     let t2 = "2b2b2b2b-1111-4222-8333-444455556666";
     add_template(&api.db, &template(t2, "k8s-next", "admin-project")).await;
-    let mut extra = nodegroup("5e5e5e5e-1111-4222-8333-444455556666", "extra", &c, "worker", 2);
+    let mut extra = nodegroup(
+        "5e5e5e5e-1111-4222-8333-444455556666",
+        "extra",
+        &c,
+        "worker",
+        2,
+    );
     extra.is_default = Some(false);
     add_nodegroup(&api.db, &extra).await;
     let path = "/v1/clusters/k8s-prod/actions/upgrade";
     let body = r#"{"cluster_template": "k8s-next", "max_batch_size": 2}"#;
     assert_eq!(
-        api.call(Who::Admin, "POST", path, Some(body), "1.7").await.err(),
-        (400, "Cluster upgrade is not supported in the provided microversion.".into())
+        api.call(Who::Admin, "POST", path, Some(body), "1.7")
+            .await
+            .err(),
+        (
+            400,
+            "Cluster upgrade is not supported in the provided microversion.".into()
+        )
     );
     let r = api.call(Who::Admin, "POST", path, Some(body), "1.8").await;
-    assert_eq!((r.status, r.body.clone()), (202, format!(r#"{{"uuid": "{C_UUID}"}}"#)));
+    assert_eq!(
+        (r.status, r.body.clone()),
+        (202, format!(r#"{{"uuid": "{C_UUID}"}}"#))
+    );
     let casts = api.conductor.take();
-    let [Cast::Upgrade { cluster, template, max_batch_size, nodegroup }] = casts.as_slice() else {
+    let [Cast::Upgrade {
+        cluster,
+        template,
+        max_batch_size,
+        nodegroup,
+    }] = casts.as_slice()
+    else {
         panic!("{casts:?}");
     };
     assert_eq!(cluster.data.uuid.as_deref(), Some(C_UUID));
@@ -673,7 +1100,13 @@ async fn upgrade_action(api: Api) {
     assert_eq!(nodegroup.data.name, "default-worker");
     // A non-default nodegroup may only follow the cluster's own template.
     let r = api
-        .call(Who::Admin, "POST", path, Some(r#"{"cluster_template": "k8s-next", "max_batch_size": 1, "nodegroup": "extra"}"#), "1.14")
+        .call(
+            Who::Admin,
+            "POST",
+            path,
+            Some(r#"{"cluster_template": "k8s-next", "max_batch_size": 1, "nodegroup": "extra"}"#),
+            "1.14",
+        )
         .await;
     assert_eq!(
         r.err(),
@@ -687,12 +1120,23 @@ async fn upgrade_action(api: Api) {
     let r = api.call(Who::Admin, "POST", path, Some(body), "1.14").await;
     assert_eq!(
         r.err(),
-        (400, "Upgrading a cluster when status is \"UPDATE_IN_PROGRESS\" is not supported.".into())
+        (
+            400,
+            "Upgrading a cluster when status is \"UPDATE_IN_PROGRESS\" is not supported.".into()
+        )
     );
     *api.conductor.upgrade_error.lock().unwrap() = None;
     api.conductor.take();
     assert_eq!(
-        api.call(Who::Admin, "POST", path, Some(r#"{"cluster_template": "nope", "max_batch_size": 1}"#), "1.14").await.err(),
+        api.call(
+            Who::Admin,
+            "POST",
+            path,
+            Some(r#"{"cluster_template": "nope", "max_batch_size": 1}"#),
+            "1.14"
+        )
+        .await
+        .err(),
         (404, "ClusterTemplate nope could not be found.".into())
     );
     assert_eq!(
@@ -704,22 +1148,45 @@ async fn upgrade_action(api: Api) {
 
 async fn routing_quirks(api: Api) {
     seed(&api.db).await;
-    let r = api.call(Who::Admin, "DELETE", "/v1/clusters", None, "1.14").await;
+    let r = api
+        .call(Who::Admin, "DELETE", "/v1/clusters", None, "1.14")
+        .await;
     assert_eq!(r.err(), (400, "Missing argument: \"cluster_ident\"".into()));
-    let r = api.call(Who::Admin, "PUT", "/v1/clusters/k8s-prod", Some("{}"), "1.14").await;
+    let r = api
+        .call(
+            Who::Admin,
+            "PUT",
+            "/v1/clusters/k8s-prod",
+            Some("{}"),
+            "1.14",
+        )
+        .await;
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("DELETE, GET, PATCH, POST"));
-    let r = api.call(Who::Admin, "POST", "/v1/clusters/k8s-prod", Some("{}"), "1.14").await;
+    let r = api
+        .call(
+            Who::Admin,
+            "POST",
+            "/v1/clusters/k8s-prod",
+            Some("{}"),
+            "1.14",
+        )
+        .await;
     assert_eq!(
         r.err(),
         (400, "Invalid input for field/attribute cluster. Value: 'k8s-prod'. unable to convert to Cluster. Error: Cluster.__init__() takes 1 positional argument but 2 were given".into())
     );
-    for path in ["/v1/clusters/k8s-prod/actions", "/v1/clusters/k8s-prod/actions/resize"] {
+    for path in [
+        "/v1/clusters/k8s-prod/actions",
+        "/v1/clusters/k8s-prod/actions/resize",
+    ] {
         let r = api.call(Who::Admin, "GET", path, None, "1.14").await;
         assert_eq!(r.status, 405, "{path}");
         assert_eq!(r.header("allow"), Some(""));
     }
-    let r = api.call(Who::Admin, "GET", "/v1/clusters/k8s-prod/x", None, "1.14").await;
+    let r = api
+        .call(Who::Admin, "GET", "/v1/clusters/k8s-prod/x", None, "1.14")
+        .await;
     assert_eq!(r.status, 404);
 }
 
@@ -738,6 +1205,9 @@ async fn bad_input_is_400_not_500(api: Api) {
         ("POST", "/v1/clusters/k8s-prod/actions/upgrade", Some(r#"{"max_batch_size": 1}"#), "1.14", "Invalid input for field/attribute cluster_template. Value: 'None'. Mandatory field missing."),
         ("POST", "/v1/clusters/k8s-prod/actions/upgrade", Some(r#"{"cluster_template": "k8s"}"#), "1.14", "Invalid input for field/attribute max_batch_size. Value: 'None'. Mandatory field missing."),
         ("POST", "/v1/clusters/k8s-prod/actions/resize", Some(r#"{"node_count": null}"#), "1.14", "Invalid input for field/attribute node_count. Value: 'None'. Mandatory field missing."),
+        ("POST", "/v1/clusters", Some(r#"{"cluster_template_id": "k8s", "master_count": null}"#), "1.14", "master nodegroup size of None is invalid, size cannot be an even number."),
+        ("POST", "/v1/clusters", Some(r#"{"cluster_template_id": "k8s", "labels": {"a": null}}"#), "1.14", "Field `labels[a]' cannot be None"),
+        ("POST", "/v1/clusters", Some(r#"{"cluster_template_id": "k8s", "node_count": 99999999999}"#), "1.14", "Invalid input for field/attribute node_count. Value: '99999999999'. Value should be lower or equal to 2147483647"),
     ];
     for (m, path, body, v, detail) in cases {
         let r = api.call(Who::Admin, m, path, body, v).await;

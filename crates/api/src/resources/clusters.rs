@@ -152,11 +152,9 @@ pub(crate) async fn read_json(req: &RequestInfo, body: Body, arg: &str) -> Resul
             .into_iter()
             .map(|(k, _)| k)
             .collect();
-        return Err(MagnumError::new(
-            ErrorKind::UnknownArgument,
-            &[("argname", &keys.join(", "))],
-        )
-        .into());
+        return Err(
+            MagnumError::new(ErrorKind::UnknownArgument, &[("argname", &keys.join(", "))]).into(),
+        );
     }
     request::json_value_body(req, Body::from(bytes)).await
 }
@@ -286,7 +284,11 @@ async fn list(state: &ApiState, req: &RequestInfo, detail: bool) -> Result<Reply
         .last()
         .and_then(|(c, _)| c.uuid.clone())
         .unwrap_or_default();
-    let url = if detail { "clusters/detail" } else { "clusters" };
+    let url = if detail {
+        "clusters/detail"
+    } else {
+        "clusters"
+    };
     let next = pagination::next_link(
         &req.host_url,
         url,

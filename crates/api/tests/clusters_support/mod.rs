@@ -17,9 +17,7 @@ use openkeel_api::ApiState;
 use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
-use openkeel_core::objects::{
-    Cluster, ClusterStatus, ClusterTemplate, NodeGroup, StringMap,
-};
+use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate, NodeGroup, StringMap};
 use openkeel_db::Database;
 use openkeel_rpc::{ConductorApi, Obj};
 use serde_json::Value;
@@ -145,6 +143,7 @@ impl DriverCatalog for OneDriver {
 }
 
 /// What the API sent to the conductor.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Cast {
     Create {
@@ -361,7 +360,11 @@ fn state_for(db: Database, conductor: Arc<Recorder>, quota: i64) -> ApiState {
     }
 }
 
-fn build(db: Database, file: Option<TempFile>, guard: Option<openkeel_tests::MysqlDatabase>) -> Api {
+fn build(
+    db: Database,
+    file: Option<TempFile>,
+    guard: Option<openkeel_tests::MysqlDatabase>,
+) -> Api {
     let conductor = Arc::new(Recorder::default());
     let state = state_for(db.clone(), conductor.clone(), 20);
     Api {
@@ -401,7 +404,6 @@ impl Api {
         )))
     }
 }
-
 
 macro_rules! on_both {
     ($($name:ident),* $(,)?) => {
@@ -608,7 +610,14 @@ pub fn nodegroup(uuid: &str, name: &str, cluster: &Cluster, role: &str, count: i
         cluster_id: cluster.uuid.clone().unwrap_or_default(),
         project_id: cluster.project_id.clone().unwrap_or_default(),
         labels: cluster.labels.clone(),
-        flavor_id: Some(if role == "master" { "m1.medium" } else { "m1.large" }.into()),
+        flavor_id: Some(
+            if role == "master" {
+                "m1.medium"
+            } else {
+                "m1.large"
+            }
+            .into(),
+        ),
         image_id: Some("ubuntu-jammy".into()),
         node_addresses: Some(Vec::new()),
         node_count: Some(count),
@@ -623,7 +632,9 @@ pub fn nodegroup(uuid: &str, name: &str, cluster: &Cluster, role: &str, count: i
 }
 
 pub async fn add_nodegroup(db: &Database, ng: &NodeGroup) -> NodeGroup {
-    openkeel_db::nodegroup::create(db, ng).await.expect("nodegroup")
+    openkeel_db::nodegroup::create(db, ng)
+        .await
+        .expect("nodegroup")
 }
 
 /// Template `k8s`, cluster `k8s-prod` with a default master (1 node, 10.0.0.10) and a

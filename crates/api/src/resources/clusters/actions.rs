@@ -113,8 +113,8 @@ async fn resize(
     let min = i64::from(ng.min_node_count.unwrap_or(0));
     let max = ng.max_node_count.map(i64::from);
     let is_master = super::view::is_master(&ng);
-    let out_of_bounds = !is_master
-        && (min > node_count || max.is_some_and(|m| m != 0 && m < node_count));
+    let out_of_bounds =
+        !is_master && (min > node_count || max.is_some_and(|m| m != 0 && m < node_count));
     if out_of_bounds {
         return Err(MagnumError::new(
             ErrorKind::NGResizeOutBounds,

@@ -69,7 +69,9 @@ pub async fn check_root_volume(
 ) -> Result<(), ApiError> {
     if let Some(v) = labels.and_then(|l| l.get("boot_volume_size")) {
         if crate::pagination::python_int(v).is_none() {
-            return Err(MagnumError::invalid_parameter("boot_volume_size must be an integer").into());
+            return Err(
+                MagnumError::invalid_parameter("boot_volume_size must be an integer").into(),
+            );
         }
     }
     let flavor = match flavor {
@@ -83,16 +85,12 @@ pub async fn check_root_volume(
             if size > 0 {
                 return Ok(());
             }
-            return Err(MagnumError::new(ErrorKind::FlavorNotFound, &[("flavor", &"Unset")]).into());
+            return Err(
+                MagnumError::new(ErrorKind::FlavorNotFound, &[("flavor", &"Unset")]).into(),
+            );
         }
     };
-    validate::validate_flavor_root_volume_size(
-        cloud,
-        ctx,
-        labels,
-        flavor,
-        default_boot_volume_size,
-    )
-    .await
-    .map_err(ApiError::from)
+    validate::validate_flavor_root_volume_size(cloud, ctx, labels, flavor, default_boot_volume_size)
+        .await
+        .map_err(ApiError::from)
 }

@@ -2,8 +2,8 @@
 
 use super::types::nodegroup as nt;
 use super::{
-    cluster_nodegroups, cluster_template_of, common, get_cluster, missing_argument,
-    not_at_version, positional_body_error, read_json, view, wsme,
+    cluster_nodegroups, cluster_template_of, common, get_cluster, missing_argument, not_at_version,
+    positional_body_error, read_json, view, wsme,
 };
 use crate::error::ApiError;
 use crate::pagination::{self, ArgSpec, ArgType};
@@ -249,7 +249,10 @@ fn validate(ng: &Checked<'_>) -> Result<(), ApiError> {
     }
     // _validate_node_attrs_role
     if ng.role == Some("master") {
-        for (attr, v) in [("node_labels", ng.node_labels), ("node_taints", ng.node_taints)] {
+        for (attr, v) in [
+            ("node_labels", ng.node_labels),
+            ("node_taints", ng.node_taints),
+        ] {
             if v.is_some_and(PyValue::truthy) {
                 return Err(invalid(
                     attr,
@@ -287,7 +290,9 @@ fn validate(ng: &Checked<'_>) -> Result<(), ApiError> {
                 return Err(invalid(
                     "node_taints",
                     name,
-                    &format!("node_taints[{i}] must be an object with key, effect and optional value"),
+                    &format!(
+                        "node_taints[{i}] must be an object with key, effect and optional value"
+                    ),
                 ));
             };
             let mut unknown: Vec<String> = entries
@@ -404,7 +409,10 @@ async fn create(
     if f.get("flavor_id").is_none_or(PyValue::is_none) {
         f.set(
             "flavor_id",
-            cluster.flavor_id.clone().map_or(PyValue::None, PyValue::Str),
+            cluster
+                .flavor_id
+                .clone()
+                .map_or(PyValue::None, PyValue::Str),
         );
     }
     let cluster_labels: Vec<(PyValue, PyValue)> = cluster
@@ -461,8 +469,9 @@ fn new_nodegroup(f: &Fields) -> Result<(Obj<NodeGroup>, Map<String, Value>), Api
     let mut ng = NodeGroup::default();
     let mut changes: Vec<&str> = Vec::new();
     let mut set = Map::new();
-    let cannot_be_none =
-        |name: &str| -> ApiError { MagnumError::client_side(format!("Field `{name}' cannot be None")).into() };
+    let cannot_be_none = |name: &str| -> ApiError {
+        MagnumError::client_side(format!("Field `{name}' cannot be None")).into()
+    };
     let uuid = uuid::Uuid::new_v4().to_string();
     for attr in nt::FIELDS {
         let name = attr.name;
@@ -593,9 +602,14 @@ async fn update(
     let cluster = get_cluster(state, &ctx, cluster_ident).await?;
     request::enforce(state, &ctx, "nodegroup:update", None)?;
     let cluster_uuid = cluster.uuid.clone().unwrap_or_default();
-    let mut ng = nodegroup::get(database(state)?, &Scope::from(&ctx), &cluster_uuid, ng_ident)
-        .await
-        .map_err(db)?;
+    let mut ng = nodegroup::get(
+        database(state)?,
+        &Scope::from(&ctx),
+        &cluster_uuid,
+        ng_ident,
+    )
+    .await
+    .map_err(db)?;
     let doc = view::ng_doc(&ng);
     check_taint_items(&ops, &doc)?;
     let mut patched = patch::apply_jsonpatch(&doc, &mut ops)?;
@@ -662,7 +676,10 @@ async fn update(
         changes.push(attr.name);
     }
 
-    let flavor = ng.flavor_id.as_deref().map_or(FlavorRef::Null, FlavorRef::Name);
+    let flavor = ng
+        .flavor_id
+        .as_deref()
+        .map_or(FlavorRef::Null, FlavorRef::Name);
     common::check_root_volume(
         common::cloud(state)?,
         &ctx,
@@ -809,7 +826,9 @@ mod tests {
 
     #[test]
     fn label_and_taint_rules() {
-        let labels = PyValue::from_json(&serde_json::json!({"node.kubernetes.io/x": "1", "kubernetes.io/os": "l", "a": "b"}));
+        let labels = PyValue::from_json(
+            &serde_json::json!({"node.kubernetes.io/x": "1", "kubernetes.io/os": "l", "a": "b"}),
+        );
         assert_eq!(check(1, 0, None, None, Some(&labels), None), "ok");
         assert_eq!(
             check(1, 0, None, Some("master"), Some(&labels), None),
@@ -823,7 +842,9 @@ mod tests {
             check(1, 0, None, None, None, Some(&taints)),
             "409 node_taints for ng is invalid (node_taints[0].effect must be one of NoSchedule, PreferNoSchedule, NoExecute)."
         );
-        let taints = PyValue::from_json(&serde_json::json!([{"key": "k", "zz": 1, "aa": 2, "effect": "NoSchedule"}]));
+        let taints = PyValue::from_json(
+            &serde_json::json!([{"key": "k", "zz": 1, "aa": 2, "effect": "NoSchedule"}]),
+        );
         assert_eq!(
             check(1, 0, None, None, None, Some(&taints)),
             "409 node_taints for ng is invalid (node_taints[0] contains unrecognised field(s) aa, zz; allowed fields are key, value, effect)."

@@ -63,7 +63,8 @@ pub mod cluster {
     );
     pub const CLUSTER_TEMPLATE_ID: Attr = Attr::new("cluster_template_id", Ty::Text).mandatory();
     pub const KEYPAIR: Attr = Attr::new("keypair", str_ty(1, 255)).default(Default::None);
-    pub const NODE_COUNT: Attr = Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1));
+    pub const NODE_COUNT: Attr =
+        Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1));
     pub const MASTER_COUNT: Attr =
         Attr::new("master_count", Ty::Int { min: 1 }).default(Default::Int(1));
     pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", Ty::Int { min: 1 });
@@ -77,7 +78,10 @@ pub mod cluster {
     pub const CLUSTER_ID: Attr = Attr::new("cluster_id", Ty::Text).ro();
     pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES, STATUSES_SHOWN));
     pub const STATUS_REASON: Attr = Attr::new("status_reason", Ty::Text);
-    pub const HEALTH_STATUS: Attr = Attr::new("health_status", Ty::Enum(HEALTH_STATUSES, HEALTH_STATUSES_SHOWN));
+    pub const HEALTH_STATUS: Attr = Attr::new(
+        "health_status",
+        Ty::Enum(HEALTH_STATUSES, HEALTH_STATUSES_SHOWN),
+    );
     pub const HEALTH_STATUS_REASON: Attr = Attr::new("health_status_reason", Ty::StrMap);
     pub const DISCOVERY_URL: Attr = Attr::new("discovery_url", Ty::Text);
     pub const API_ADDRESS: Attr = Attr::new("api_address", Ty::Text).ro();
@@ -205,7 +209,8 @@ pub mod nodegroup {
     pub const FLAVOR_ID: Attr = Attr::new("flavor_id", str_ty(1, 255));
     pub const IMAGE_ID: Attr = Attr::new("image_id", str_ty(1, 255));
     pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", Ty::TextList).ro();
-    pub const NODE_COUNT: Attr = Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1));
+    pub const NODE_COUNT: Attr =
+        Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1));
     pub const ROLE: Attr = Attr::new("role", str_ty(1, 255)).default(Default::Str("worker"));
     pub const MIN_NODE_COUNT: Attr =
         Attr::new("min_node_count", Ty::Int { min: 0 }).default(Default::Int(0));
@@ -315,7 +320,13 @@ pub mod actions {
     pub const NODEGROUP: Attr = Attr::new("nodegroup", str_ty(1, 255));
 
     /// `ClusterResizeRequest`.
-    pub const RESIZE: &[Attr] = &[NODE_COUNT, NODES_TO_REMOVE, NODEGROUP, CREATED_AT, UPDATED_AT];
+    pub const RESIZE: &[Attr] = &[
+        NODE_COUNT,
+        NODES_TO_REMOVE,
+        NODEGROUP,
+        CREATED_AT,
+        UPDATED_AT,
+    ];
 
     pub const MAX_BATCH_SIZE: Attr = Attr::new("max_batch_size", Ty::Int { min: 1 });
     pub const CLUSTER_TEMPLATE: Attr = Attr::new("cluster_template", str_ty(1, 255));

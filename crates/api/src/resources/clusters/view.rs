@@ -76,7 +76,10 @@ pub fn counts(ngs: &[NodeGroup]) -> Counts {
 }
 
 /// `api_utils.get_labels_diff(parent, labels)`: (overridden, added, skipped).
-pub fn labels_diff(parent: &Map<String, Value>, labels: &Map<String, Value>) -> (Value, Value, Value) {
+pub fn labels_diff(
+    parent: &Map<String, Value>,
+    labels: &Map<String, Value>,
+) -> (Value, Value, Value) {
     let skipped: Map<String, Value> = parent
         .iter()
         .filter(|(k, _)| !labels.contains_key(*k))
@@ -114,8 +117,7 @@ pub fn labels_obj(m: Option<&StringMap>) -> Map<String, Value> {
 }
 
 fn status(c: &Cluster) -> Value {
-    c.status
-        .map_or(Value::Null, |s| Value::from(s.as_str()))
+    c.status.map_or(Value::Null, |s| Value::from(s.as_str()))
 }
 
 /// `GET /v1/clusters` item.
@@ -188,7 +190,10 @@ pub fn cluster_full(
         c.health_status
             .map_or(Value::Null, |s| Value::from(s.as_str())),
     );
-    m.insert("health_status_reason".into(), opt_map(&c.health_status_reason));
+    m.insert(
+        "health_status_reason".into(),
+        opt_map(&c.health_status_reason),
+    );
     m.insert("discovery_url".into(), opt(&c.discovery_url));
     m.insert("api_address".into(), opt(&c.api_address));
     m.insert("coe_version".into(), opt(&c.coe_version));
@@ -207,10 +212,7 @@ pub fn cluster_full(
         Value::Bool(c.floating_ip_enabled.unwrap_or(true)),
     );
     m.insert("merge_labels".into(), Value::Bool(false));
-    let (o, a, s) = labels_diff(
-        &labels_obj(template_labels),
-        &labels_obj(c.labels.as_ref()),
-    );
+    let (o, a, s) = labels_diff(&labels_obj(template_labels), &labels_obj(c.labels.as_ref()));
     m.insert("labels_overridden".into(), o);
     m.insert("labels_added".into(), a);
     m.insert("labels_skipped".into(), s);
@@ -257,14 +259,20 @@ pub fn cluster_doc(c: &Cluster, ngs: &[NodeGroup]) -> PyValue {
         c.health_status
             .map_or(Value::Null, |s| Value::from(s.as_str())),
     );
-    m.insert("health_status_reason".into(), opt_map(&c.health_status_reason));
+    m.insert(
+        "health_status_reason".into(),
+        opt_map(&c.health_status_reason),
+    );
     m.insert("create_timeout".into(), opt(&c.create_timeout));
     m.insert("api_address".into(), opt(&c.api_address));
     m.insert("discovery_url".into(), opt(&c.discovery_url));
     m.insert("ca_cert_ref".into(), opt(&c.ca_cert_ref));
     m.insert("magnum_cert_ref".into(), opt(&c.magnum_cert_ref));
     m.insert("etcd_ca_cert_ref".into(), opt(&c.etcd_ca_cert_ref));
-    m.insert("front_proxy_ca_cert_ref".into(), opt(&c.front_proxy_ca_cert_ref));
+    m.insert(
+        "front_proxy_ca_cert_ref".into(),
+        opt(&c.front_proxy_ca_cert_ref),
+    );
     m.insert("coe_version".into(), opt(&c.coe_version));
     m.insert("container_version".into(), opt(&c.container_version));
     m.insert("fixed_network".into(), opt(&c.fixed_network));
@@ -318,7 +326,10 @@ pub fn ng_map(ng: &NodeGroup) -> Map<String, Value> {
         "min_node_count".into(),
         Value::from(ng.min_node_count.unwrap_or(0)),
     );
-    m.insert("is_default".into(), Value::Bool(ng.is_default.unwrap_or(false)));
+    m.insert(
+        "is_default".into(),
+        Value::Bool(ng.is_default.unwrap_or(false)),
+    );
     m.insert("stack_id".into(), opt(&ng.stack_id));
     m.insert(
         "status".into(),
@@ -428,7 +439,10 @@ pub fn ng_summary(ng: &NodeGroup) -> Value {
     m.insert("role".into(), opt(&ng.role));
     m.insert("min_node_count".into(), Value::from(0));
     m.insert("max_node_count".into(), Value::Null);
-    m.insert("is_default".into(), Value::Bool(ng.is_default.unwrap_or(false)));
+    m.insert(
+        "is_default".into(),
+        Value::Bool(ng.is_default.unwrap_or(false)),
+    );
     m.insert("stack_id".into(), opt(&ng.stack_id));
     m.insert(
         "status".into(),

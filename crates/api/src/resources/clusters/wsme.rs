@@ -288,7 +288,10 @@ fn convert(attr: &Attr, raw: &PyValue) -> Result<PyValue, FromJsonError> {
 }
 
 fn wrong_type(expected: &str, v: &PyValue) -> String {
-    format!("Wrong type. Expected '{expected}', got '{}'", v.class_repr())
+    format!(
+        "Wrong type. Expected '{expected}', got '{}'",
+        v.class_repr()
+    )
 }
 
 fn check_str_values(items: &[(PyValue, PyValue)]) -> Result<(), String> {
@@ -482,7 +485,10 @@ mod tests {
             err(json!({"cluster_template_id": "k", "name": 5})),
             "Invalid input for field/attribute name. Value: '5'. Value should be string"
         );
-        assert_eq!(err(json!({"cluster_template_id": "k", "links": []})), "Invalid input for field/attribute links. Value: '[]'. Cannot set read only field.");
+        assert_eq!(
+            err(json!({"cluster_template_id": "k", "links": []})),
+            "Invalid input for field/attribute links. Value: '[]'. Cannot set read only field."
+        );
         assert_eq!(
             err(json!({"cluster_template_id": "k", "labels": {"a": [1]}})),
             "Invalid input for field/attribute labels. Value: '{'a': [1]}'. Wrong type. Expected '(<class 'str'>, <class 'int'>, <class 'bool'>, <class 'float'>)', got '<class 'list'>'"
