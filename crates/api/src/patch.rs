@@ -347,19 +347,52 @@ pub fn apply_jsonpatch(doc: &PyValue, patch: &mut [PatchOp]) -> Result<PyValue, 
             }
         }
     }
-    json_patch(doc, patch).map_err(|reason| patch_error(patch, reason))
+    json_patch(doc, patch).map_err(|e| match e {
+        JsonPatchError::Library(reason) => patch_error(patch, reason),
+        // Magnum does not catch these (a 500); the same text as a 400.
+        JsonPatchError::Python(text) => MagnumError::client_side(text),
+    })
 }
 
-/// `jsonpatch.apply_patch(doc, patch)` (on a copy of `doc`); the error is the library's
-/// message (or, for Python errors the library does not catch, the Python error text).
-pub fn json_patch(doc: &PyValue, patch: &[PatchOp]) -> Result<PyValue, String> {
+/// Why `jsonpatch.apply_patch` failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonPatchError {
+    /// A `JsonPatchException` / `JsonPointerException` (Magnum wraps it in `PatchError`).
+    Library(String),
+    /// Another Python error (`TypeError: 'str' object doesn't support item deletion`).
+    Python(String),
+}
+
+impl std::fmt::Display for JsonPatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JsonPatchError::Library(m) | JsonPatchError::Python(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for JsonPatchError {
+    fn from(m: String) -> Self {
+        if m.ends_with("doesn't support item deletion")
+            || m.ends_with("does not support item assignment")
+        {
+            JsonPatchError::Python(m)
+        } else {
+            JsonPatchError::Library(m)
+        }
+    }
+}
+
+/// `jsonpatch.apply_patch(doc, patch)` (on a copy of `doc`): the library's message, or the
+/// text of a Python error the library does not catch.
+pub fn json_patch(doc: &PyValue, patch: &[PatchOp]) -> Result<PyValue, JsonPatchError> {
     // JsonPatch.__init__ builds every operation first.
     for p in patch {
         if p.op.is_none() {
-            return Err("Operation must be a string".into());
+            return Err(JsonPatchError::Library("Operation must be a string".into()));
         }
         if p.path.is_none() {
-            return Err("Invalid 'path'".into());
+            return Err(JsonPatchError::Library("Invalid 'path'".into()));
         }
     }
     let mut doc = doc.clone();
@@ -369,7 +402,7 @@ pub fn json_patch(doc: &PyValue, patch: &[PatchOp]) -> Result<PyValue, String> {
         };
         let parts: Vec<&str> = path.split('/').skip(1).collect();
         let value = p.value.clone().unwrap_or(PyValue::None);
-        apply_one(&mut doc, op, path, &parts, value)?;
+        apply_one(&mut doc, op, path, &parts, value).map_err(JsonPatchError::from)?;
     }
     Ok(doc)
 }
@@ -676,7 +709,10 @@ mod tests {
         assert_eq!(apply(json!([{"path": "/labels/zz", "op": "remove"}])).unwrap_err(), "Couldn't apply patch '[{'path': '/labels/zz', 'op': 'remove'}]'. Reason: can't remove a non-existent object 'zz'");
         assert_eq!(apply(json!([{"path": "/labels/zz/q", "op": "remove"}])).unwrap_err(), "Couldn't apply patch '[{'path': '/labels/zz/q', 'op': 'remove'}]'. Reason: member 'zz' not found in {'a': '1'}");
         assert_eq!(apply(json!([{"path": "/flavor_id/0", "op": "remove"}])).unwrap_err(), "Couldn't apply patch '[{'path': '/flavor_id/0', 'op': 'remove'}]'. Reason: Document '<class 'NoneType'>' does not support indexing, must be mapping/sequence or support __getitem__");
-        assert_eq!(apply(json!([{"path": "/name/0", "op": "remove"}])).unwrap_err(), "Couldn't apply patch '[{'path': '/name/0', 'op': 'remove'}]'. Reason: 'str' object doesn't support item deletion");
+        assert_eq!(
+            apply(json!([{"path": "/name/0", "op": "remove"}])).unwrap_err(),
+            "'str' object doesn't support item deletion"
+        );
         assert_eq!(apply(json!([{"path": "/labels", "op": "replace", "value": 5}])).unwrap_err(), "Couldn't apply patch '[{'path': '/labels', 'op': 'replace', 'value': 5}]'. Reason: malformed node or string: 5");
         assert_eq!(apply(json!([{"path": "/labels/-", "op": "replace", "value": "x"}])).unwrap_err(), "Couldn't apply patch '[{'path': '/labels/-', 'op': 'replace', 'value': 'x'}]'. Reason: 'path' with '-' can't be applied to 'replace' operation");
         assert_eq!(apply(json!([{"path": "/labels", "op": "replace", "value": "{\"k\": 1}"}, {"path": "/labels/q/z", "op": "add", "value": "x"}])).unwrap_err(), "Couldn't apply patch '[{'path': '/labels', 'op': 'replace', 'value': {'k': 1}}, {'path': '/labels/q/z', 'op': 'add', 'value': 'x'}]'. Reason: member 'q' not found in {'k': 1}");

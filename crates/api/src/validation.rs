@@ -82,7 +82,8 @@ impl DriverCatalog for openkeel_drivers::DriverRegistry {
 
 /// Read the JSON body argument `argname` (`cluster_template`, `cluster`, `patch`, ...) as
 /// WSME does: an empty body → 400 `Missing argument: "<argname>"`; a body without
-/// `Content-Type` → pecan's form parsing, 400 `Unknown argument: "<body>"`; a media type
+/// `Content-Type` or form-encoded → webob's form parsing, 400 `Unknown argument: "<the
+/// parameter names>"` (`Missing argument` when there are none); a media type
 /// other than `application/json` / `application/javascript` / `text/javascript` → 415
 /// `Unknown mimetype: <type>`; invalid JSON → 400 `Request is not in valid JSON format`.
 /// The value may be any JSON (callers type it).
@@ -95,16 +96,28 @@ pub async fn body_arg(
     if bytes.is_empty() {
         return Err(MagnumError::new(ErrorKind::MissingArgument, &[("argname", &argname)]).into());
     }
-    let Some(ct) = req.header("content-type") else {
-        let raw = String::from_utf8_lossy(&bytes);
-        return Err(MagnumError::new(ErrorKind::UnknownArgument, &[("argname", &raw)]).into());
-    };
-    let mime = ct
+    let mime = req
+        .header("content-type")
+        .unwrap_or("")
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
+    if mime.is_empty() || mime == "application/x-www-form-urlencoded" {
+        // webob parses the body as form parameters; none of them is a declared argument.
+        let names = form_names(&bytes);
+        if names.is_empty() {
+            return Err(
+                MagnumError::new(ErrorKind::MissingArgument, &[("argname", &argname)]).into(),
+            );
+        }
+        return Err(MagnumError::new(
+            ErrorKind::UnknownArgument,
+            &[("argname", &names.join(", "))],
+        )
+        .into());
+    }
     if !matches!(
         mime.as_str(),
         "application/json" | "application/javascript" | "text/javascript"
@@ -115,6 +128,43 @@ pub async fn body_arg(
     }
     serde_json::from_slice(&bytes)
         .map_err(|_| MagnumError::client_side("Request is not in valid JSON format").into())
+}
+
+/// The parameter names of an `application/x-www-form-urlencoded` body, in order, without
+/// duplicates (`+` is a space, `%XX` decoded).
+fn form_names(body: &[u8]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for part in body.split(|b| *b == b'&') {
+        let name = part.split(|b| *b == b'=').next().unwrap_or(part);
+        if part.is_empty() {
+            continue;
+        }
+        let mut out = Vec::with_capacity(name.len());
+        let mut i = 0;
+        while i < name.len() {
+            match name[i] {
+                b'+' => out.push(b' '),
+                b'%' if name.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                    && name.get(i + 2).is_some_and(u8::is_ascii_hexdigit) =>
+                {
+                    let hex = [name[i + 1], name[i + 2]];
+                    let v = std::str::from_utf8(&hex)
+                        .ok()
+                        .and_then(|h| u8::from_str_radix(h, 16).ok())
+                        .unwrap_or(b'%');
+                    out.push(v);
+                    i += 2;
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        let n = String::from_utf8_lossy(&out).into_owned();
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
 }
 
 // ---------------------------------------------------------------------------------------

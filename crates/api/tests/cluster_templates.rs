@@ -331,6 +331,31 @@ impl Api {
         }
     }
 
+    /// A request with the given `Content-Type` (or none) and body, as the admin.
+    async fn raw(&self, method: &str, path: &str, ctype: Option<&str>, body: &str) -> Resp {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "magnum.example.com:9511");
+        if let Some(c) = ctype {
+            b = b.header("content-type", c);
+        }
+        let resp = self
+            .app
+            .clone()
+            .oneshot(b.body(Body::from(body.to_string())).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        Resp {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
     async fn get(&self, who: Who, path: &str) -> Resp {
         self.call(who, "GET", path, None, "1.14").await
     }
@@ -564,6 +589,65 @@ async fn create_typing_errors(api: Api) {
     assert_eq!(
         (r.status, r.detail().as_str()),
         (400, "'NoneType' object has no attribute 'coe'")
+    );
+    // Media types: form parsing without a JSON type, 415 for others.
+    let cases: &[(Option<&str>, &str, u16, &str)] = &[
+        (None, r#"{"a":1}"#, 400, "Unknown argument: \"{\"a\":1}\""),
+        (
+            Some("application/x-www-form-urlencoded"),
+            "a=1&b=2&a=3",
+            400,
+            "Unknown argument: \"a, b\"",
+        ),
+        (
+            Some("application/x-www-form-urlencoded"),
+            "",
+            400,
+            "Missing argument: \"cluster_template\"",
+        ),
+        (
+            Some("text/plain"),
+            r#"{"a":1}"#,
+            415,
+            "Unknown mimetype: text/plain",
+        ),
+        (
+            Some("application/json; charset=utf-8"),
+            r#"{"a":1}"#,
+            400,
+            "Unknown attribute for argument cluster_template: a",
+        ),
+        (
+            Some("text/javascript"),
+            r#"{"a":1}"#,
+            400,
+            "Unknown attribute for argument cluster_template: a",
+        ),
+    ];
+    for (ctype, b, status, detail) in cases {
+        let r = api.raw("POST", "/v1/clustertemplates", *ctype, b).await;
+        assert_eq!(
+            (r.status, r.detail().as_str()),
+            (*status, *detail),
+            "{ctype:?} {b}"
+        );
+    }
+    let r = api.raw("PATCH", "/v1/clustertemplates/x", None, "[]").await;
+    assert_eq!(
+        (r.status, r.detail().as_str()),
+        (400, "Unknown argument: \"[]\"")
+    );
+    let r = api
+        .raw(
+            "PATCH",
+            "/v1/clustertemplates/x",
+            Some("application/json-patch+json"),
+            "[]",
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.detail().as_str()),
+        (415, "Unknown mimetype: application/json-patch+json")
     );
     let full = r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Unknown attribute for argument cluster_template: foo", "detail": "Unknown attribute for argument cluster_template: foo", "links": []}]}"#;
     assert_eq!(api.post(Who::Admin, &body(r#""foo": 1"#)).await.body, full);
@@ -1077,7 +1161,7 @@ async fn patch_errors(api: Api) {
         // Magnum 500s; 400 here with the same text.
         (r#"null"#, "'NoneType' object is not iterable"),
         (r#"["x"]"#, "'str' object has no attribute 'keys'"),
-        (r#"[{"path":"/name/0","op":"remove"}]"#, "Couldn't apply patch '[{'path': '/name/0', 'op': 'remove'}]'. Reason: 'str' object doesn't support item deletion"),
+        (r#"[{"path":"/name/0","op":"remove"}]"#, "'str' object doesn't support item deletion"),
         (r#"[{"path":"/labels","op":"replace","value":"5"}]"#, "A dict is required in field labels, not a int"),
         (r#"[{"path":"/labels","op":"replace","value":"{1: 2}"}]"#, "Key 1 must be of type str not int"),
         (r#"[{"path":"/labels","op":"replace","value":"{\"a\": [1]}"}]"#, "A string is required in field labels[a], not a list"),
@@ -1255,6 +1339,13 @@ async fn referenced_templates(api: Api) {
         )
         .await;
     assert_eq!(r.status, 200);
+    // No change at all is refused too (the update's value set is empty).
+    let r = api.patch(Who::Admin, &u, "[]").await;
+    assert_eq!((r.status, r.detail()), (400, referenced.clone()));
+    let r = api
+        .patch(Who::Admin, &u, r#"[{"op": "remove", "path": "/tags"}]"#)
+        .await;
+    assert_eq!((r.status, r.detail()), (400, referenced.clone()));
     let r = api.delete(Who::Admin, "renamed").await;
     assert_eq!((r.status, r.detail()), (400, referenced));
 }
