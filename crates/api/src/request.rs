@@ -6,7 +6,7 @@ use crate::{ApiState, RequestInfo};
 use axum::body::Body;
 use openkeel_core::context::{HeaderLookup, RequestContext};
 use openkeel_core::error::{ErrorKind, MagnumError};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Largest request body accepted (Magnum has no limit; OpenKeel bounds memory).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -116,43 +116,6 @@ pub fn enforce(
     }
 }
 
-/// Read and parse a JSON object body with WSME's rules: `Content-Type` must be
-/// `application/json` or `application/javascript` (parameters allowed) → else 415
-/// `Unknown mimetype: <type>`; no `Content-Type` → 400 `Unknown argument: "<raw body>"`;
-/// invalid JSON → 400 `Request is not in valid JSON format`; not an object → 400
-/// `Request must be a JSON dict`.
-pub async fn json_body(req: &RequestInfo, body: Body) -> Result<Map<String, Value>, ApiError> {
-    let bytes = crate::read_body(body, MAX_BODY_BYTES).await?;
-    let ctype = req.header("content-type").map(str::to_string);
-    match ctype {
-        None => {
-            let raw = String::from_utf8_lossy(&bytes);
-            return Err(MagnumError::new(ErrorKind::UnknownArgument, &[("argname", &raw)]).into());
-        }
-        Some(ct) => {
-            let mime = ct
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            if mime != "application/json" && mime != "application/javascript" {
-                return Err(MagnumError::new(
-                    ErrorKind::UnsupportedMediaType,
-                    &[("mimetype", &mime)],
-                )
-                .into());
-            }
-        }
-    }
-    let value: Value = serde_json::from_slice(&bytes)
-        .map_err(|_| MagnumError::client_side("Request is not in valid JSON format"))?;
-    match value {
-        Value::Object(m) => Ok(m),
-        _ => Err(MagnumError::client_side("Request must be a JSON dict").into()),
-    }
-}
-
 /// Read a JSON body that may be any JSON value (the PATCH routes take a list).
 pub async fn json_value_body(req: &RequestInfo, body: Body) -> Result<Value, ApiError> {
     let bytes = crate::read_body(body, MAX_BODY_BYTES).await?;
@@ -195,22 +158,6 @@ pub fn query_pairs(req: &RequestInfo) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Parse the query against the parameters a handler declares: an undeclared parameter is
-/// WSME's 400 `Unknown argument: "<name>"`. Later duplicates win, as webob's `params`.
-pub fn query(
-    req: &RequestInfo,
-    allowed: &[&str],
-) -> Result<std::collections::HashMap<String, String>, ApiError> {
-    let mut out = std::collections::HashMap::new();
-    for (k, v) in query_pairs(req) {
-        if !allowed.contains(&k.as_str()) {
-            return Err(MagnumError::new(ErrorKind::UnknownArgument, &[("argname", &k)]).into());
-        }
-        out.insert(k, v);
-    }
-    Ok(out)
-}
-
 fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -237,16 +184,6 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Python-style boolean parsing used by WSME for `types.boolean` query parameters
-/// (`oslo_utils.strutils.bool_from_string(strict=True)` spellings).
-pub fn parse_bool(value: &str) -> Option<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "t" | "true" | "on" | "y" | "yes" => Some(true),
-        "0" | "f" | "false" | "off" | "n" | "no" => Some(false),
-        _ => None,
-    }
-}
-
 impl PolicyCheck for openkeel_auth::Enforcer {
     fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool {
         openkeel_auth::Enforcer::enforce(self, rule, target, creds)
@@ -265,10 +202,4 @@ mod tests {
         assert_eq!(percent_decode("%41"), "A");
     }
 
-    #[test]
-    fn booleans() {
-        assert_eq!(parse_bool("True"), Some(true));
-        assert_eq!(parse_bool("no"), Some(false));
-        assert_eq!(parse_bool("maybe"), None);
-    }
 }

@@ -337,3 +337,37 @@ async fn request_ids_are_fresh() {
     );
     srv.stop().await.expect("stop");
 }
+
+/// A 204 carries no `Content-Length` (RFC 9110 §8.6 forbids it; Magnum sends `0`).
+#[tokio::test]
+async fn no_content_has_no_content_length() {
+    let (srv, addr) = server().await;
+    let body = br#"{"name": "t204", "image_id": "ubuntu-jammy", "coe": "kubernetes", "external_network_id": "public"}"#;
+    let r = http(
+        addr,
+        "POST",
+        "/v1/clustertemplates",
+        &[
+            ("Content-Type", "application/json"),
+            ("OpenStack-API-Version", "container-infra latest"),
+        ],
+        Some(body),
+    )
+    .await
+    .expect("POST");
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = http(
+        addr,
+        "DELETE",
+        "/v1/clustertemplates/t204",
+        &[("OpenStack-API-Version", "container-infra latest")],
+        None,
+    )
+    .await
+    .expect("DELETE");
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert!(r.header("content-length").is_none());
+    assert!(r.body.is_empty());
+    assert_version_headers(&r, "1.14");
+    srv.stop().await.expect("stop");
+}
