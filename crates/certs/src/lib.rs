@@ -1,1 +1,53 @@
-//! openkeel-certs
+//! openkeel-certs: Magnum's certificate code (conductor.md §7).
+//!
+//! * [`x509`] — the per-cluster CAs, the Magnum client certificate and CSR signing with the
+//!   validator (`magnum/common/x509/`), written with `rcgen` (ring) and parsed with
+//!   `x509-parser`.
+//! * [`key`] — RSA key generation (`rsa`, since ring cannot generate RSA keys) and the
+//!   PBES2-encrypted PKCS#8 PEM Magnum stores.
+//! * [`manager`] — the `x509keypair` cert manager (rows in the Magnum DB) and
+//!   `generate_certificates_to_cluster` / delete for a cluster.
+
+pub mod key;
+pub mod manager;
+pub mod x509;
+
+use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_db::DbError;
+
+pub use manager::{
+    issuer_name, short_id, Cert, ClusterCertRefs, X509KeyPairCertManager, CONDUCTOR_CLIENT_NAME,
+};
+pub use x509::{
+    generate_ca_certificate, generate_client_certificate, sign_csr, CaKey, GeneratedCert,
+};
+
+/// The errors of this crate. Messages never contain private keys or passphrases.
+#[derive(Debug, thiserror::Error)]
+pub enum CertError {
+    /// `InvalidCsr(csr=…)`: the CSR is not a parsable PEM certificate request.
+    #[error("Received invalid csr {0}.")]
+    InvalidCsr(String),
+    /// `CertificateValidationError(extension=…)`.
+    #[error("Extension '{0}' not allowed")]
+    Validation(String),
+    /// A crypto-library failure (Magnum: a builtin exception, HTTP 500).
+    #[error("{0}")]
+    Crypto(String),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<CertError> for MagnumError {
+    fn from(e: CertError) -> MagnumError {
+        match e {
+            CertError::InvalidCsr(csr) => MagnumError::new(ErrorKind::InvalidCsr, &[("csr", &csr)]),
+            CertError::Validation(ext) => MagnumError::new(
+                ErrorKind::CertificateValidationError,
+                &[("extension", &ext)],
+            ),
+            CertError::Db(e) => e.into(),
+            CertError::Crypto(msg) => MagnumError::internal(msg),
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The `x509keypair` cert manager (conductor.md §7.5) and Magnum's
+//! `generate_certificates_to_cluster` / `delete_certificates_from_cluster` (§7.2, §5.1).
+
+use openkeel_core::config::X509Section;
+use openkeel_core::context::RequestContext;
+use openkeel_core::objects::{Cluster, X509KeyPair};
+use openkeel_db::{x509keypair, Database, DbError, Scope};
+use ring::rand::{SecureRandom, SystemRandom};
+
+use crate::x509::{generate_ca_certificate, generate_client_certificate, sign_csr, CaKey};
+use crate::CertError;
+
+/// The backend `name` of the Magnum client certificate (ignored by `x509keypair`).
+pub const CONDUCTOR_CLIENT_NAME: &str = "Magnum-Conductor";
+
+/// `short_id.generate_id()`: 12 characters of `[a-z2-7]` from 60 random bits.
+pub fn short_id() -> Result<String, CertError> {
+    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let mut buf = [0u8; 8];
+    SystemRandom::new()
+        .fill(&mut buf)
+        .map_err(|_| CertError::Crypto("no randomness".to_string()))?;
+    let bits = u64::from_be_bytes(buf) >> 4;
+    Ok((0..12)
+        .rev()
+        .map(|i| char::from(ALPHABET[usize::try_from((bits >> (i * 5)) & 31).unwrap_or(0)]))
+        .collect())
+}
+
+/// `_get_issuer_name`: the cluster name, else its uuid.
+pub fn issuer_name(cluster: &Cluster) -> String {
+    cluster
+        .name
+        .clone()
+        .or_else(|| cluster.uuid.clone())
+        .unwrap_or_default()
+}
+
+/// A stored certificate (`cert_manager.Cert`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Cert {
+    pub certificate: String,
+    pub private_key: String,
+    pub private_key_passphrase: Option<String>,
+    pub intermediates: Option<String>,
+}
+
+impl std::fmt::Debug for Cert {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cert")
+            .field("certificate", &self.certificate)
+            .field("intermediates", &self.intermediates)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cert {
+    /// `get_decrypted_private_key`: unencrypted PKCS#8 PEM.
+    pub fn decrypted_private_key(&self) -> Result<String, CertError> {
+        crate::key::decrypt_key_pem(&self.private_key, self.private_key_passphrase.as_deref())
+    }
+
+    /// The key, decrypted, ready to sign.
+    pub fn signing_key(&self) -> Result<CaKey, CertError> {
+        CaKey::from_pem(&self.private_key, self.private_key_passphrase.as_deref())
+    }
+}
+
+/// The four refs of a cluster's certificate set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterCertRefs {
+    pub ca_cert_ref: String,
+    pub magnum_cert_ref: String,
+    pub etcd_ca_cert_ref: String,
+    pub front_proxy_ca_cert_ref: String,
+}
+
+/// `magnum/common/cert_manager/x509keypair_cert_manager.py` plus the conductor's
+/// certificate helpers over it.
+#[derive(Debug, Clone)]
+pub struct X509KeyPairCertManager {
+    db: Database,
+    settings: X509Section,
+}
+
+impl X509KeyPairCertManager {
+    pub fn new(db: Database, settings: X509Section) -> Self {
+        X509KeyPairCertManager { db, settings }
+    }
+
+    pub fn settings(&self) -> &X509Section {
+        &self.settings
+    }
+
+    /// `store_cert`: a new row (project and user from the context); returns its uuid.
+    pub async fn store_cert(
+        &self,
+        ctx: &RequestContext,
+        certificate: &str,
+        private_key: &str,
+        private_key_passphrase: Option<&str>,
+    ) -> Result<String, CertError> {
+        let row = X509KeyPair {
+            certificate: Some(certificate.to_string()),
+            private_key: Some(private_key.to_string()),
+            private_key_passphrase: private_key_passphrase.map(str::to_string),
+            intermediates: None,
+            project_id: ctx.project_id.clone(),
+            user_id: ctx.user_id.clone(),
+            ..X509KeyPair::default()
+        };
+        let created = x509keypair::create(&self.db, &row).await?;
+        created
+            .uuid
+            .ok_or_else(|| CertError::Crypto("the stored key pair has no uuid".to_string()))
+    }
+
+    /// `get_cert`: `X509KeyPair.get_by_uuid` (tenant-scoped by the context).
+    pub async fn get_cert(&self, ctx: &RequestContext, cert_ref: &str) -> Result<Cert, CertError> {
+        let row = x509keypair::get_by_uuid(&self.db, &Scope::from(ctx), cert_ref).await?;
+        Ok(Cert {
+            certificate: row.certificate.unwrap_or_default(),
+            private_key: row.private_key.unwrap_or_default(),
+            private_key_passphrase: row.private_key_passphrase,
+            intermediates: row.intermediates,
+        })
+    }
+
+    /// `delete_cert`: get (scoped) then destroy.
+    pub async fn delete_cert(&self, ctx: &RequestContext, cert_ref: &str) -> Result<(), CertError> {
+        let row = x509keypair::get_by_uuid(&self.db, &Scope::from(ctx), cert_ref).await?;
+        let ident = row.uuid.unwrap_or_else(|| cert_ref.to_string());
+        x509keypair::destroy(&self.db, &ident).await?;
+        Ok(())
+    }
+
+    async fn store_ca(
+        &self,
+        ctx: &RequestContext,
+        issuer: &str,
+    ) -> Result<(String, CaKey), CertError> {
+        let pass = short_id()?;
+        let (issuer_owned, settings) = (issuer.to_string(), self.settings.clone());
+        let pass2 = pass.clone();
+        let ca =
+            blocking(move || generate_ca_certificate(&issuer_owned, &pass2, &settings)).await?;
+        let r = self
+            .store_cert(ctx, &ca.certificate, &ca.private_key, Some(&pass))
+            .await?;
+        tracing::debug!(cert_ref = %r, "CA cert is created");
+        let key = CaKey::from_pem(&ca.private_key, Some(&pass))?;
+        Ok((r, key))
+    }
+
+    /// `generate_certificates_to_cluster`: the kubernetes, etcd and front-proxy CAs and the
+    /// Magnum client certificate (CN=admin, O=system:masters, signed by the kubernetes CA), in
+    /// that order, each stored at once. On error the ones already stored are deleted (Magnum
+    /// leaves them behind).
+    pub async fn generate_certificates_to_cluster(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+    ) -> Result<ClusterCertRefs, CertError> {
+        let issuer = issuer_name(cluster);
+        let mut stored: Vec<String> = Vec::new();
+        let result = async {
+            let (ca_ref, ca_key) = self.store_ca(ctx, &issuer).await?;
+            stored.push(ca_ref.clone());
+            let (etcd_ref, _) = self.store_ca(ctx, &issuer).await?;
+            stored.push(etcd_ref.clone());
+            let (fp_ref, _) = self.store_ca(ctx, &issuer).await?;
+            stored.push(fp_ref.clone());
+            let pass = short_id()?;
+            let (i, p, s) = (issuer.clone(), pass.clone(), self.settings.clone());
+            let client = blocking(move || {
+                generate_client_certificate(&i, "admin", "system:masters", &ca_key, &p, &s)
+            })
+            .await?;
+            let magnum_ref = self
+                .store_cert(ctx, &client.certificate, &client.private_key, Some(&pass))
+                .await?;
+            tracing::debug!(cert_ref = %magnum_ref, "Magnum client cert is created");
+            Ok(ClusterCertRefs {
+                ca_cert_ref: ca_ref,
+                magnum_cert_ref: magnum_ref,
+                etcd_ca_cert_ref: etcd_ref,
+                front_proxy_ca_cert_ref: fp_ref,
+            })
+        }
+        .await;
+        if result.is_err() {
+            for r in &stored {
+                if let Err(e) = self.delete_cert(ctx, r).await {
+                    tracing::warn!(cert_ref = %r, error = %e, "cannot delete a partial certificate");
+                }
+            }
+        }
+        result
+    }
+
+    /// Delete all four certificates of the cluster (Magnum deletes only the kubernetes CA and
+    /// the client certificate). Missing rows are skipped; the first other error is returned
+    /// after trying all of them.
+    pub async fn delete_certificates_from_cluster(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+    ) -> Result<(), CertError> {
+        let mut first_err = None;
+        for r in [
+            &cluster.ca_cert_ref,
+            &cluster.magnum_cert_ref,
+            &cluster.etcd_ca_cert_ref,
+            &cluster.front_proxy_ca_cert_ref,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            match self.delete_cert(ctx, r).await {
+                Ok(()) => {}
+                Err(CertError::Db(DbError::X509KeyPairNotFound(_))) => {}
+                Err(e) => {
+                    tracing::warn!(cert_ref = %r, error = %e, "cannot delete certificate");
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// `get_cluster_ca_certificate`'s ref choice: `etcd`, `front_proxy`/`front-proxy`, else
+    /// the kubernetes CA.
+    pub fn ca_ref_for<'a>(cluster: &'a Cluster, ca_cert_type: Option<&str>) -> Option<&'a str> {
+        match ca_cert_type {
+            Some("etcd") => cluster.etcd_ca_cert_ref.as_deref(),
+            Some("front_proxy") | Some("front-proxy") => cluster.front_proxy_ca_cert_ref.as_deref(),
+            _ => cluster.ca_cert_ref.as_deref(),
+        }
+    }
+
+    /// `get_cluster_ca_certificate`: the CA of `ca_cert_type` (kubernetes when None).
+    pub async fn get_cluster_ca_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+        ca_cert_type: Option<&str>,
+    ) -> Result<Cert, CertError> {
+        let r = Self::ca_ref_for(cluster, ca_cert_type)
+            .ok_or_else(|| CertError::Db(DbError::X509KeyPairNotFound("None".to_string())))?;
+        self.get_cert(ctx, r).await
+    }
+
+    /// `sign_node_certificate`: sign `csr` with the cluster's CA of `ca_cert_type`.
+    pub async fn sign_node_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+        csr: &str,
+        ca_cert_type: Option<&str>,
+    ) -> Result<String, CertError> {
+        let ca = self
+            .get_cluster_ca_certificate(ctx, cluster, ca_cert_type)
+            .await?;
+        let key = ca.signing_key()?;
+        let (issuer, csr, settings) =
+            (issuer_name(cluster), csr.to_string(), self.settings.clone());
+        blocking(move || sign_csr(&csr, &issuer, &key, &settings)).await
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, CertError> + Send + 'static,
+) -> Result<T, CertError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CertError::Crypto(format!("certificate task failed: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn short_ids_are_twelve_base32_characters() {
+        for _ in 0..50 {
+            let id = short_id().unwrap();
+            assert_eq!(id.len(), 12);
+            assert!(id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || ('2'..='7').contains(&c)));
+        }
+    }
+}
