@@ -2,3 +2,6 @@
 
 pub mod cluster_templates;
 pub mod clusters;
+pub mod mservices;
+pub mod quotas;
+pub mod stats;

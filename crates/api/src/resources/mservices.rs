@@ -1,0 +1,125 @@
+//! `/v1/mservices` (`magnum/api/controllers/v1/magnum_services.py`): the service heartbeat
+//! rows with their computed `state` (`magnum/api/servicegroup.py`).
+
+use crate::error::ApiError;
+use crate::pagination;
+use crate::request::{context, enforce};
+use crate::response::Reply;
+use crate::{ApiState, RequestInfo};
+use chrono::NaiveDateTime;
+use http::Method;
+use openkeel_core::error::MagnumError;
+use openkeel_core::objects::MagnumService;
+use openkeel_db::{magnum_service as db_service, Page};
+use serde_json::{Map, Value};
+
+/// The only method of every mservices path.
+const ALLOW: &str = "GET";
+
+/// `[DEFAULT] service_down_time` default (seconds).
+pub const DEFAULT_SERVICE_DOWN_TIME: u64 = 180;
+
+/// `[DEFAULT] service_down_time` in seconds: how old the last heartbeat may be for a
+/// service to count as up. Defaults to Magnum's 180.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceDownTime(pub u64);
+
+impl Default for ServiceDownTime {
+    fn default() -> Self {
+        ServiceDownTime(DEFAULT_SERVICE_DOWN_TIME)
+    }
+}
+
+/// Route a request under `/v1/mservices`: only `GET /v1/mservices`; anything below it is 405.
+pub async fn route(state: &ApiState, req: &RequestInfo, rest: &[&str]) -> Result<Reply, ApiError> {
+    match (rest, &req.method) {
+        ([], &Method::GET) => get_all(state, req).await,
+        _ => Err(ApiError::method_not_allowed(ALLOW)),
+    }
+}
+
+/// `ServiceGroup.service_is_up`: not forced down, and the last heartbeat (`last_seen_up`,
+/// else `updated_at`, else `created_at`) at most `down_time` seconds from `now` (either way).
+pub fn service_is_up(s: &MagnumService, now: NaiveDateTime, down_time: u64) -> bool {
+    if s.forced_down == Some(true) {
+        return false;
+    }
+    let Some(last) = s.last_seen_up.or(s.updated_at).or(s.created_at) else {
+        // Magnum cannot compute a delta from `None` (TypeError); such a row is not alive.
+        return false;
+    };
+    let elapsed = (now - last)
+        .num_microseconds()
+        .map_or(f64::INFINITY, |us| (us as f64 / 1_000_000.0).abs());
+    elapsed <= down_time as f64
+}
+
+/// One service as the API shows it: `state` first, then the object's fields in order
+/// (`last_seen_up` and `forced_down` are not API attributes).
+pub fn view(s: &MagnumService, up: bool) -> Value {
+    let opt = |v: Option<&str>| v.map_or(Value::Null, |s| Value::String(s.to_string()));
+    let time = |t: Option<&NaiveDateTime>| {
+        t.map_or(Value::Null, |d| {
+            Value::String(crate::resources::cluster_templates::isoformat(d))
+        })
+    };
+    let mut m = Map::new();
+    m.insert("host".into(), opt(s.host.as_deref()));
+    m.insert("binary".into(), opt(s.binary.as_deref()));
+    m.insert(
+        "state".into(),
+        Value::String(if up { "up" } else { "down" }.into()),
+    );
+    m.insert("id".into(), Value::from(s.id));
+    m.insert("report_count".into(), Value::from(s.report_count));
+    m.insert(
+        "disabled".into(),
+        s.disabled.map_or(Value::Null, Value::Bool),
+    );
+    m.insert("disabled_reason".into(), opt(s.disabled_reason.as_deref()));
+    m.insert("created_at".into(), time(s.created_at.as_ref()));
+    m.insert("updated_at".into(), time(s.updated_at.as_ref()));
+    Value::Object(m)
+}
+
+async fn get_all(state: &ApiState, req: &RequestInfo) -> Result<Reply, ApiError> {
+    pagination::parse_args(req, &[])?;
+    let ctx = context(state, req);
+    // @policy.enforce_wsgi("magnum-service"): `magnum-service:get_all`, default target.
+    enforce(state, &ctx, "magnum-service:get_all", None)?;
+    let db = state
+        .db
+        .as_ref()
+        .ok_or_else(|| ApiError::from(MagnumError::internal("no database configured")))?;
+    let rows = db_service::list(db, None, &Page::all().sort("id", "asc")).await?;
+    let now = chrono::Utc::now().naive_utc();
+    let items = rows
+        .iter()
+        .map(|s| view(s, service_is_up(s, now, state.service_down_time.0)))
+        .collect();
+    Ok(Reply::ok(pagination::collection("mservices", items, None)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    #[test]
+    fn up_and_down() {
+        let now = chrono::Utc::now().naive_utc();
+        let mut s = MagnumService {
+            created_at: Some(now - Duration::seconds(1000)),
+            ..Default::default()
+        };
+        assert!(!service_is_up(&s, now, 180));
+        s.updated_at = Some(now - Duration::seconds(100));
+        assert!(service_is_up(&s, now, 180));
+        s.last_seen_up = Some(now - Duration::seconds(181));
+        assert!(!service_is_up(&s, now, 180));
+        s.last_seen_up = Some(now + Duration::seconds(100));
+        assert!(service_is_up(&s, now, 180));
+        s.forced_down = Some(true);
+        assert!(!service_is_up(&s, now, 180));
+    }
+}
