@@ -32,6 +32,9 @@ pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply
         ["v1", "quotas", rest @ ..] => resources::quotas::route(state, req, body, rest).await,
         ["v1", "stats", rest @ ..] => resources::stats::route(state, req, rest).await,
         ["v1", "mservices", rest @ ..] => resources::mservices::route(state, req, rest).await,
+        ["v1", "federations", rest @ ..] => {
+            resources::federations::route(state, req, body, rest).await
+        }
         _ => Err(ApiError::not_found()),
     }
 }

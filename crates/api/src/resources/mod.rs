@@ -2,6 +2,7 @@
 
 pub mod cluster_templates;
 pub mod clusters;
+pub mod federations;
 pub mod mservices;
 pub mod quotas;
 pub mod stats;
