@@ -401,6 +401,12 @@ async fn quota_list_scoping_pagination_and_errors(api: Api) {
         let r = api.get(Who::Admin, &format!("/v1/quotas?{q}")).await;
         assert_eq!(r.err(), (status, detail.to_string()), "{q}");
     }
+    // Magnum: 500 `__str__ returned non-string (type ValueError)`.
+    let r = api.get(Who::Admin, "/v1/quotas?all_tenants=maybe").await;
+    assert_eq!(
+        r.err(),
+        (400, "Invalid input for field/attribute all_tenants. Value: 'maybe'. unable to convert to boolean. Error: Unrecognized value 'maybe', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'".into())
+    );
     let r = api.get(Who::Admin, "/v1/quotas?marker=99").await;
     assert_eq!(
         r.json()["errors"][0]["title"],
