@@ -24,6 +24,7 @@
 //! [`notify::LogNotifier`] logs them).
 
 pub mod certificates;
+pub mod certs_x509;
 mod handlers;
 pub mod notify;
 pub mod periodic;
