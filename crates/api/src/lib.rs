@@ -57,8 +57,6 @@ pub struct ApiState {
     pub template_settings: validation::TemplateSettings,
     /// `[quotas] max_clusters_per_project` (cluster create's quota check).
     pub clusters: resources::clusters::ClusterSettings,
-    /// `[DEFAULT] service_down_time` (`mservices` state up/down; default 180 s).
-    pub service_down_time: resources::mservices::ServiceDownTime,
 }
 
 impl std::fmt::Debug for ApiState {
