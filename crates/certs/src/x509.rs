@@ -313,13 +313,17 @@ fn subject_of(name: &X509Name<'_>) -> Result<DistinguishedName, CertError> {
             .iter()
             .map(|it| it.collect())
             .ok_or_else(|| CertError::Crypto("unsupported subject attribute type".to_string()))?;
-        let ty = DnType::from_oid(&oid);
+        // rcgen keeps one value per `DnType` key; a second value of the same attribute (e.g. two
+        // O= groups) goes under the equivalent `CustomDnType` key, which writes the same OID.
+        let mut ty = DnType::from_oid(&oid);
         if seen.contains(&ty) {
-            // rcgen keeps one value per attribute type.
-            return Err(CertError::Crypto(format!(
-                "the CSR subject repeats attribute {}: not supported",
-                oid_string(&oid)
-            )));
+            ty = DnType::CustomDnType(oid.clone());
+            if seen.contains(&ty) {
+                return Err(CertError::Crypto(format!(
+                    "the CSR subject has more than two {} attributes: not supported",
+                    oid_string(&oid)
+                )));
+            }
         }
         seen.push(ty.clone());
         let value = attr.attr_value();

@@ -350,3 +350,18 @@ fn key_usage_bit_strings_are_der() {
     ku[8] = true;
     assert_eq!(key_usage_der(&ku), [0x03, 0x03, 0x07, 0x08, 0x80]);
 }
+
+#[test]
+fn a_subject_with_two_organizations_keeps_both() {
+    let (_, key) = ca();
+    let mut p = node_params();
+    p.distinguished_name
+        .push(DnType::CustomDnType(vec![2, 5, 4, 10]), "extra-group");
+    let pem = sign_csr(&csr(&p), "k8s-cluster", &key, &settings()).unwrap();
+    with_cert(&pem, |c| {
+        assert_eq!(
+            c.subject().to_string(),
+            "CN=system:node:n1, O=system:nodes, O=extra-group"
+        );
+    });
+}
