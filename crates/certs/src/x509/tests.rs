@@ -58,8 +58,14 @@ fn check_validity(c: &X509Certificate<'_>, days: i64) {
     );
 }
 
+/// One CA for the tests that only sign with it (RSA generation is slow in debug builds).
 fn ca() -> (GeneratedCert, CaKey) {
-    let ca = generate_ca_certificate("k8s-cluster", "abcdefghijkl", &settings()).unwrap();
+    static CA: std::sync::OnceLock<GeneratedCert> = std::sync::OnceLock::new();
+    let ca = CA
+        .get_or_init(|| {
+            generate_ca_certificate("k8s-cluster", "abcdefghijkl", &settings()).unwrap()
+        })
+        .clone();
     let key = CaKey::from_pem(&ca.private_key, Some("abcdefghijkl")).unwrap();
     (ca, key)
 }
