@@ -48,6 +48,9 @@ pub fn embedded_defaults(data_dir: &Path) -> String {
          [database]\n\
          connection = sqlite:///{dir}/openkeel.sqlite\n\
          \n\
+         [certificates]\n\
+         cert_manager_type = x509keypair\n\
+         \n\
          [openkeel]\n\
          auth_strategy = noauth\n\
          rpc_transport = inprocess\n\
@@ -220,12 +223,26 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
         driver_settings(config),
         config.openkeel.enable_simulator_driver,
     ));
-    let conductor = Arc::new(openkeel_conductor::Conductor::new(
+    let conductor = openkeel_conductor::Conductor::new(
         db.clone(),
         drivers.clone(),
         Arc::new(openkeel_conductor::LogNotifier),
         openkeel_conductor::ConductorSettings::default(),
-    ));
+    );
+    let conductor = match config.certificates.cert_manager_type.as_str() {
+        "x509keypair" => {
+            let manager = openkeel_certs::manager::X509KeyPairCertManager::new(db.clone(), config.x509.clone());
+            conductor.with_certificates(Arc::new(
+                openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
+            ))
+        }
+        other => {
+            return Err(StartError::Unsupported(format!(
+                "[certificates] cert_manager_type = {other} is not available in this build; use x509keypair"
+            )))
+        }
+    };
+    let conductor = Arc::new(conductor);
     let rpc = Arc::new(openkeel_rpc::inprocess::InProcess::new(
         conductor.clone(),
         rpc_timeout,

@@ -104,6 +104,18 @@ impl Cli {
     }
 }
 
+async fn keypairs(db: &openkeel_db::Database) -> usize {
+    openkeel_db::x509keypair::list(
+        db,
+        &openkeel_db::Scope::admin_all_tenants(),
+        &openkeel_db::X509KeyPairFilters::default(),
+        &openkeel_db::Page::all(),
+    )
+    .await
+    .expect("x509keypair list")
+    .len()
+}
+
 async fn start(dir: &Path) -> (openkeel::allinone::Running, SocketAddr) {
     let conf = dir.join("test.conf");
     std::fs::write(&conf, "[openkeel]\nstatus_sync_interval = 1\n").expect("conf");
@@ -208,6 +220,8 @@ async fn openstack_coe_flow() {
         "{c}"
     );
     assert_eq!(c["coe_version"], "v1.30.4");
+    // The three CAs and the client certificate are stored (x509keypair cert manager).
+    assert_eq!(keypairs(&srv.db).await, 4);
     let clusters = cli.json(&["cluster", "list"]).await;
     assert_eq!(clusters.as_array().map(Vec::len), Some(1));
 
@@ -293,6 +307,8 @@ async fn openstack_coe_flow() {
     cli.json(&["cluster", "template", "show", "k8s-v2"]).await;
     cli.ok(&["cluster", "delete", "c1"]).await;
     cli.wait_gone("c1").await;
+    // All four are gone with the cluster (Magnum leaves two behind).
+    assert_eq!(keypairs(&srv.db).await, 0);
     cli.ok(&["cluster", "template", "delete", "k8s"]).await;
     cli.ok(&["cluster", "template", "delete", "k8s-v2"]).await;
     let list = cli.json(&["cluster", "template", "list"]).await;
