@@ -32,7 +32,7 @@ use microversion::Version;
 use response::Reply;
 
 /// What the API needs at run time. Built once at start-up and shared by every request.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ApiState {
     /// `[oslo_middleware] enable_proxy_headers_parsing`: honour `X-Forwarded-Proto` /
     /// `X-Forwarded-Host` / `Forwarded` when building links.
@@ -57,6 +57,28 @@ pub struct ApiState {
     pub template_settings: validation::TemplateSettings,
     /// `[quotas] max_clusters_per_project` (cluster create's quota check).
     pub clusters: resources::clusters::ClusterSettings,
+    /// `[DEFAULT] service_down_time` (seconds; mservices' up / down state).
+    pub service_down_time: u64,
+}
+
+impl Default for ApiState {
+    /// Nothing wired, every setting at Magnum's default.
+    fn default() -> Self {
+        ApiState {
+            enable_proxy_headers_parsing: false,
+            tls: false,
+            auth: request::AuthMode::default(),
+            auth_url: None,
+            policy: None,
+            db: None,
+            conductor: None,
+            cloud: None,
+            drivers: None,
+            template_settings: validation::TemplateSettings::default(),
+            clusters: resources::clusters::ClusterSettings::default(),
+            service_down_time: resources::mservices::DEFAULT_SERVICE_DOWN_TIME,
+        }
+    }
 }
 
 impl std::fmt::Debug for ApiState {

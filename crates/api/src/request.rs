@@ -201,5 +201,4 @@ mod tests {
         assert_eq!(percent_decode("50%"), "50%");
         assert_eq!(percent_decode("%41"), "A");
     }
-
 }

@@ -276,6 +276,7 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
         drivers: Some(Arc::new(RegistryCatalog(drivers.clone()))),
         template_settings: template_settings(config),
         clusters: openkeel_api::resources::clusters::ClusterSettings::from_config(config),
+        service_down_time: config.default.service_down_time.max(0) as u64,
     };
 
     let bind = match opts.bind {

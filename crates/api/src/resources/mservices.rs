@@ -85,7 +85,7 @@ async fn get_all(state: &ApiState, req: &RequestInfo) -> Result<Reply, ApiError>
     let now = chrono::Utc::now().naive_utc();
     let items = rows
         .iter()
-        .map(|s| view(s, service_is_up(s, now, DEFAULT_SERVICE_DOWN_TIME)))
+        .map(|s| view(s, service_is_up(s, now, state.service_down_time)))
         .collect();
     Ok(Reply::ok(pagination::collection("mservices", items, None)))
 }
