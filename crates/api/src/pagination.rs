@@ -3,7 +3,7 @@
 //!
 //! How a list handler uses it:
 //!
-//! ```ignore
+//! ```text
 //! let args = pagination::parse_args(req, &pagination::LIST_ARGS)?;      // 400 typing / unknown
 //! let list = pagination::ListParams::from_args(&args);
 //! let limit = pagination::validate_limit(list.limit, settings.max_limit)?; // 400

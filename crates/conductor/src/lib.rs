@@ -9,7 +9,7 @@
 //!
 //! Wiring (all-in-one):
 //!
-//! ```ignore
+//! ```text
 //! let drivers = DriverRegistry::builtin(settings, config.openkeel.enable_simulator_driver);
 //! let conductor = Arc::new(Conductor::new(db, Arc::new(drivers), Arc::new(LogNotifier),
 //!                                         ConductorSettings::default()));
