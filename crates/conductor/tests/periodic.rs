@@ -76,16 +76,14 @@ async fn casts_and_the_status_loop_drive_a_cluster_end_to_end() {
         rpc.cluster_resize(&ctx(), obj(db, &uuid).await, 4, vec![], Obj::unchanged(w))
             .await
             .unwrap();
+        // One sync round writes the nodegroup, then the cluster: wait for both.
         eventually("resize complete", || async {
             let ng = ng_named(db, &uuid, "default-worker").await;
             ng.status == Some(ClusterStatus::UpdateComplete)
                 && ng.node_addresses.as_ref().map(Vec::len) == Some(4)
+                && status(&cluster_row(db, &uuid).await) == ClusterStatus::UpdateComplete
         })
         .await;
-        assert_eq!(
-            status(&cluster_row(db, &uuid).await),
-            ClusterStatus::UpdateComplete
-        );
 
         rpc.cluster_delete(&ctx(), uuid.clone()).await.unwrap();
         eventually("rows gone", || async {
