@@ -55,6 +55,7 @@ pub fn embedded_defaults(data_dir: &Path) -> String {
          auth_strategy = noauth\n\
          rpc_transport = inprocess\n\
          enable_simulator_driver = true\n\
+         simulated_cloud = true\n\
          data_dir = {dir}\n",
         dir = data_dir.display()
     )
@@ -156,6 +157,56 @@ impl openkeel_api::validation::DriverCatalog for RegistryCatalog {
 
     fn default_driver(&self) -> Result<Option<String>, openkeel_core::error::MagnumError> {
         self.0.get_default_driver()
+    }
+}
+
+/// The OpenStack clients' settings: `[keystone_auth]`, `[keystone_authtoken]
+/// www_authenticate_uri`, `[glance_client]`, `[nova_client]`, `[neutron_client]`.
+pub fn cloud_settings(config: &Config) -> openkeel_cloud::CloudSettings {
+    let k = &config.keystone_auth;
+    let client = |region: &Option<String>, endpoint_type: &str| openkeel_cloud::ClientSettings {
+        region_name: region.clone(),
+        endpoint_type: endpoint_type.to_string(),
+    };
+    openkeel_cloud::CloudSettings {
+        keystone_auth: openkeel_cloud::KeystoneAuthSettings {
+            auth_type: Some(k.auth_type.clone()),
+            auth_url: k.auth_url.clone(),
+            user_id: k.user_id.clone(),
+            username: k.username.clone(),
+            user_domain_id: k.user_domain_id.clone(),
+            user_domain_name: k.user_domain_name.clone(),
+            password: k.password.clone(),
+            project_id: k.project_id.clone(),
+            project_name: k.project_name.clone(),
+            project_domain_id: k.project_domain_id.clone(),
+            project_domain_name: k.project_domain_name.clone(),
+            domain_id: k.domain_id.clone(),
+            domain_name: k.domain_name.clone(),
+            system_scope: k.system_scope.clone(),
+            trust_id: k.trust_id.clone(),
+            default_domain_id: k.default_domain_id.clone(),
+            default_domain_name: k.default_domain_name.clone(),
+            cafile: k.cafile.clone(),
+            certfile: k.certfile.clone(),
+            keyfile: k.keyfile.clone(),
+            insecure: k.insecure,
+            timeout: k.timeout,
+        },
+        www_authenticate_uri: config.keystone_authtoken.www_authenticate_uri.clone(),
+        glance_client: client(
+            &config.glance_client.region_name,
+            &config.glance_client.endpoint_type,
+        ),
+        nova_client: client(
+            &config.nova_client.region_name,
+            &config.nova_client.endpoint_type,
+        ),
+        neutron_client: client(
+            &config.neutron_client.region_name,
+            &config.neutron_client.endpoint_type,
+        ),
+        ..openkeel_cloud::CloudSettings::default()
     }
 }
 
@@ -263,6 +314,15 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
         ));
     }
 
+    // The embedded default has no OpenStack cloud: the simulated one answers the look-ups.
+    let cloud: Arc<dyn openkeel_core::cloud::Cloud> = if config.openkeel.simulated_cloud {
+        Arc::new(openkeel_cloud::SimulatedCloud::new())
+    } else {
+        Arc::new(
+            openkeel_cloud::KeystoneCloud::new(cloud_settings(config))
+                .map_err(|e| StartError::Unsupported(format!("OpenStack clients: {e}")))?,
+        )
+    };
     let state = openkeel_api::ApiState {
         enable_proxy_headers_parsing: false,
         tls: config.api.enabled_ssl,
@@ -271,8 +331,7 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
         policy: Some(Arc::new(enforcer)),
         db: Some(db.clone()),
         conductor: Some(rpc),
-        // The embedded default has no OpenStack cloud: the simulated one answers the look-ups.
-        cloud: Some(Arc::new(openkeel_cloud::SimulatedCloud::new())),
+        cloud: Some(cloud),
         drivers: Some(Arc::new(RegistryCatalog(drivers.clone()))),
         template_settings: template_settings(config),
         clusters: openkeel_api::resources::clusters::ClusterSettings::from_config(config),

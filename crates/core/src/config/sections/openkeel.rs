@@ -36,6 +36,11 @@ config_section! {
         /// and certificates. Empty means the default chosen by each program.
         data_dir: String = string("");
 
+        /// Answer the API's Glance / Nova / Neutron / Keystone look-ups from OpenKeel's built-in
+        /// simulated cloud instead of the services in the Keystone catalogue. For the
+        /// all-in-one server without a cloud; never in production.
+        simulated_cloud: bool = boolean(false);
+
         /// Seconds between two runs of the conductor's cluster status sync (Magnum runs it
         /// every 10 seconds). Tests and demonstrations may shorten it.
         status_sync_interval: i64 = integer(10).min(1).max(3600);
