@@ -125,7 +125,19 @@ impl RequestInfo {
     }
 }
 
+/// Every request runs inside its own span (instrumented, never entered across an `.await`).
 async fn dispatch(State(state): State<Arc<ApiState>>, req: Request) -> Response {
+    use tracing::Instrument;
+    let span = tracing::info_span!(
+        "request",
+        request_id = tracing::field::Empty,
+        method = %req.method(),
+        path = %req.uri().path()
+    );
+    dispatch_inner(state, req).instrument(span).await
+}
+
+async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
 
@@ -139,9 +151,7 @@ async fn dispatch(State(state): State<Arc<ApiState>>, req: Request) -> Response 
     }
 
     let request_id = openkeel_core::context::RequestContext::new_request_id();
-    let span =
-        tracing::info_span!("request", request_id = %request_id, method = %method, path = %path);
-    let _guard = span.enter();
+    tracing::Span::current().record("request_id", request_id.as_str());
 
     let headers = req.headers().clone();
     let accept = headers
