@@ -260,4 +260,43 @@ impl ConductorApi for Conductor {
     ) -> Result<(), MagnumError> {
         self.handle_nodegroup_delete(ctx, cluster, nodegroup).await
     }
+    async fn sign_certificate(
+        &self,
+        _ctx: &RequestContext,
+        _cluster: Obj<Cluster>,
+        _certificate: Obj<openkeel_core::objects::Certificate>,
+    ) -> Result<openkeel_core::objects::Certificate, MagnumError> {
+        Err(MagnumError::internal("sign_certificate: being implemented"))
+    }
+
+    async fn get_ca_certificate(
+        &self,
+        _ctx: &RequestContext,
+        _cluster: Obj<Cluster>,
+        _ca_cert_type: Option<String>,
+    ) -> Result<openkeel_core::objects::Certificate, MagnumError> {
+        Err(MagnumError::internal(
+            "get_ca_certificate: being implemented",
+        ))
+    }
+
+    async fn rotate_ca_certificate(
+        &self,
+        _ctx: &RequestContext,
+        _cluster: Obj<Cluster>,
+    ) -> Result<(), MagnumError> {
+        Err(MagnumError::internal(
+            "rotate_ca_certificate: being implemented",
+        ))
+    }
+
+    async fn credential_rotate(
+        &self,
+        _ctx: &RequestContext,
+        _cluster: Obj<Cluster>,
+    ) -> Result<(), MagnumError> {
+        Err(MagnumError::internal(
+            "credential_rotate: being implemented",
+        ))
+    }
 }

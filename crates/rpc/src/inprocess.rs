@@ -9,7 +9,7 @@ use crate::{ConductorApi, Obj};
 use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
-use openkeel_core::objects::{Cluster, ClusterTemplate, NodeGroup, StringMap};
+use openkeel_core::objects::{Certificate, Cluster, ClusterTemplate, NodeGroup, StringMap};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -192,6 +192,56 @@ impl ConductorApi for InProcess {
         });
         Ok(())
     }
+
+    async fn sign_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        certificate: Obj<Certificate>,
+    ) -> Result<Certificate, MagnumError> {
+        self.call(
+            "sign_certificate",
+            self.handlers.sign_certificate(ctx, cluster, certificate),
+        )
+        .await
+    }
+
+    async fn get_ca_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        ca_cert_type: Option<String>,
+    ) -> Result<Certificate, MagnumError> {
+        self.call(
+            "get_ca_certificate",
+            self.handlers.get_ca_certificate(ctx, cluster, ca_cert_type),
+        )
+        .await
+    }
+
+    async fn rotate_ca_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+    ) -> Result<(), MagnumError> {
+        self.call(
+            "rotate_ca_certificate",
+            self.handlers.rotate_ca_certificate(ctx, cluster),
+        )
+        .await
+    }
+
+    async fn credential_rotate(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+    ) -> Result<(), MagnumError> {
+        self.call(
+            "credential_rotate",
+            self.handlers.credential_rotate(ctx, cluster),
+        )
+        .await
+    }
 }
 
 #[cfg(test)]
@@ -279,6 +329,37 @@ mod tests {
             _: &RequestContext,
             _: Obj<Cluster>,
             _: Obj<NodeGroup>,
+        ) -> Result<(), MagnumError> {
+            Ok(())
+        }
+
+        async fn sign_certificate(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            c: Obj<Certificate>,
+        ) -> Result<Certificate, MagnumError> {
+            Ok(c.data)
+        }
+        async fn get_ca_certificate(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+            _: Option<String>,
+        ) -> Result<Certificate, MagnumError> {
+            Ok(Certificate::default())
+        }
+        async fn rotate_ca_certificate(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
+        ) -> Result<(), MagnumError> {
+            Ok(())
+        }
+        async fn credential_rotate(
+            &self,
+            _: &RequestContext,
+            _: Obj<Cluster>,
         ) -> Result<(), MagnumError> {
             Ok(())
         }

@@ -14,11 +14,12 @@
 //! what Magnum's conductor writes (`save()` persists changed fields only).
 
 pub mod inprocess;
+pub mod transport;
 
 use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
-use openkeel_core::objects::{Cluster, ClusterTemplate, NodeGroup, StringMap};
+use openkeel_core::objects::{Certificate, Cluster, ClusterTemplate, NodeGroup, StringMap};
 use std::collections::BTreeSet;
 
 /// A versioned object on the wire: its fields and which of them were changed by the sender.
@@ -127,5 +128,36 @@ pub trait ConductorApi: Send + Sync + 'static {
         ctx: &RequestContext,
         cluster: Obj<Cluster>,
         nodegroup: Obj<NodeGroup>,
+    ) -> Result<(), MagnumError>;
+
+    /// call `sign_certificate`: sign `certificate.csr` with the cluster's CA
+    /// (`certificate.ca_cert_type`); the result carries `pem`.
+    async fn sign_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        certificate: Obj<Certificate>,
+    ) -> Result<Certificate, MagnumError>;
+
+    /// call `get_ca_certificate`: the CA of `ca_cert_type` (`None` = kubernetes) as `pem`.
+    async fn get_ca_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        ca_cert_type: Option<String>,
+    ) -> Result<Certificate, MagnumError>;
+
+    /// call `rotate_ca_certificate`.
+    async fn rotate_ca_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+    ) -> Result<(), MagnumError>;
+
+    /// call `credential_rotate` (microversion 1.12).
+    async fn credential_rotate(
+        &self,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
     ) -> Result<(), MagnumError>;
 }

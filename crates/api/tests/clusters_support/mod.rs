@@ -314,6 +314,37 @@ impl ConductorApi for Recorder {
         self.push(Cast::NgDelete { cluster, nodegroup });
         Ok(())
     }
+
+    async fn sign_certificate(
+        &self,
+        _: &RequestContext,
+        _: Obj<Cluster>,
+        _: Obj<openkeel_core::objects::Certificate>,
+    ) -> Result<openkeel_core::objects::Certificate, MagnumError> {
+        Err(MagnumError::internal("not recorded"))
+    }
+    async fn get_ca_certificate(
+        &self,
+        _: &RequestContext,
+        _: Obj<Cluster>,
+        _: Option<String>,
+    ) -> Result<openkeel_core::objects::Certificate, MagnumError> {
+        Err(MagnumError::internal("not recorded"))
+    }
+    async fn rotate_ca_certificate(
+        &self,
+        _: &RequestContext,
+        _: Obj<Cluster>,
+    ) -> Result<(), MagnumError> {
+        Err(MagnumError::internal("not recorded"))
+    }
+    async fn credential_rotate(
+        &self,
+        _: &RequestContext,
+        _: Obj<Cluster>,
+    ) -> Result<(), MagnumError> {
+        Err(MagnumError::internal("not recorded"))
+    }
 }
 
 // ---- the API under test ----

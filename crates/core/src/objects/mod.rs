@@ -16,6 +16,7 @@
 //!
 //! [`NaiveDateTime`]: chrono::NaiveDateTime
 
+mod certificate;
 mod cluster;
 mod cluster_template;
 mod federation;
@@ -25,6 +26,7 @@ mod quota;
 mod status;
 mod x509keypair;
 
+pub use certificate::Certificate;
 pub use cluster::Cluster;
 pub use cluster_template::ClusterTemplate;
 pub use federation::Federation;
