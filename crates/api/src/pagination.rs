@@ -342,6 +342,53 @@ pub fn next_link(
 }
 
 /// The collection body: `{"<key>": [items], "next": "<url>"}` (`next` only when given).
+/// [`collection`] written straight into `json.dumps` text, one item at a time: each item's
+/// `Value` lives only while it is written, so a page of 1,000 clusters never exists as one
+/// tree (peak memory per list is the rows plus the text). `items` yields each item's view.
+pub struct CollectionWriter {
+    out: String,
+    count: usize,
+}
+
+impl CollectionWriter {
+    /// `size_hint`: the expected body size in bytes (avoids regrowing the buffer).
+    pub fn new(key: &str, size_hint: usize) -> Self {
+        let mut out = String::with_capacity(size_hint.max(64));
+        out.push('{');
+        openkeel_core::pyjson::write_str(&mut out, key);
+        out.push_str(": [");
+        CollectionWriter { out, count: 0 }
+    }
+
+    pub fn push(&mut self, item: &Value) {
+        if self.count > 0 {
+            self.out.push_str(", ");
+        }
+        openkeel_core::pyjson::write_value(&mut self.out, item);
+        self.count += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Close the document, with `next` as [`collection`] adds it.
+    pub fn finish(mut self, next: Option<String>) -> String {
+        self.out.push(']');
+        if let Some(n) = next {
+            self.out.push_str(", \"next\": ");
+            openkeel_core::pyjson::write_str(&mut self.out, &n);
+        }
+        self.out.push('}');
+        self.out.shrink_to_fit();
+        self.out
+    }
+}
+
 pub fn collection(key: &str, items: Vec<Value>, next: Option<String>) -> Value {
     let mut m = Map::new();
     m.insert(key.to_string(), Value::Array(items));
@@ -355,6 +402,31 @@ pub fn collection(key: &str, items: Vec<Value>, next: Option<String>) -> Value {
 mod tests {
     use super::*;
     use crate::microversion;
+
+    #[test]
+    fn collection_writer_writes_what_collection_dumps() {
+        let items = [
+            serde_json::json!({"uuid": "a", "n": 1, "l": {"k": "v\u{e9}"}}),
+            serde_json::json!({"uuid": "b", "n": null}),
+        ];
+        for next in [None, Some("http://h/v1/clusters?limit=2&marker=b".to_string())] {
+            for n in 0..=items.len() {
+                let mut w = CollectionWriter::new("clusters", 0);
+                for it in &items[..n] {
+                    w.push(it);
+                }
+                assert_eq!(w.len(), n);
+                assert_eq!(
+                    w.finish(next.clone()),
+                    openkeel_core::pyjson::dumps(&collection(
+                        "clusters",
+                        items[..n].to_vec(),
+                        next.clone()
+                    ))
+                );
+            }
+        }
+    }
     use http::{HeaderMap, Method};
 
     fn req(q: &str) -> RequestInfo {

@@ -14,6 +14,9 @@ use serde_json::Value;
 pub struct Reply {
     pub status: u16,
     pub body: Option<Value>,
+    /// A body already rendered as `json.dumps` text (large collections are written item by
+    /// item, never held as one `Value` tree); used instead of `body` when set.
+    pub rendered: Option<String>,
     pub headers: Vec<(HeaderName, String)>,
 }
 
@@ -22,6 +25,7 @@ impl Reply {
         Reply {
             status,
             body: Some(body),
+            rendered: None,
             headers: Vec::new(),
         }
     }
@@ -34,12 +38,26 @@ impl Reply {
         Reply {
             status,
             body: None,
+            rendered: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// A 200 whose body is already `json.dumps` text.
+    pub fn ok_rendered(text: String) -> Self {
+        Reply {
+            status: 200,
+            body: None,
+            rendered: Some(text),
             headers: Vec::new(),
         }
     }
 
     pub fn into_response(self, version: Option<Version>, request_id: &str) -> Response {
-        let body = self.body.as_ref().map(pyjson::dumps);
+        let body = match self.rendered {
+            Some(text) => Some(text),
+            None => self.body.as_ref().map(pyjson::dumps),
+        };
         let mut resp = build(self.status, version, body, request_id, false);
         for (name, value) in self.headers {
             if let Ok(v) = HeaderValue::from_str(&value) {

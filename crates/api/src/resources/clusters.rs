@@ -266,24 +266,26 @@ async fn list(state: &ApiState, req: &RequestInfo, detail: bool) -> Result<Reply
             .map_err(db)?;
         templates.push((tid.to_string(), t.labels));
     }
-    let items: Vec<Value> = rows
-        .iter()
-        .map(|(c, ngs)| {
-            if detail {
-                let labels = templates
-                    .iter()
-                    .find(|(t, _)| Some(t.as_str()) == c.cluster_template_id.as_deref())
-                    .and_then(|(_, l)| l.as_ref());
-                view::cluster_full(c, ngs, labels, req.version, &req.host_url, None)
-            } else {
-                view::cluster_summary(c, ngs, req.version, &req.host_url)
-            }
-        })
-        .collect();
     let last = rows
         .last()
         .and_then(|(c, _)| c.uuid.clone())
         .unwrap_or_default();
+    // Each item is rendered and dropped in turn, and each row is freed once written: the
+    // page never exists as one JSON tree (docs/performance.md, memory).
+    let per_item = if detail { 1_200 } else { 700 };
+    let mut body = pagination::CollectionWriter::new("clusters", rows.len() * per_item);
+    for (c, ngs) in rows {
+        let item = if detail {
+            let labels = templates
+                .iter()
+                .find(|(t, _)| Some(t.as_str()) == c.cluster_template_id.as_deref())
+                .and_then(|(_, l)| l.as_ref());
+            view::cluster_full(&c, &ngs, labels, req.version, &req.host_url, None)
+        } else {
+            view::cluster_summary(&c, &ngs, req.version, &req.host_url)
+        };
+        body.push(&item);
+    }
     let url = if detail {
         "clusters/detail"
     } else {
@@ -294,10 +296,10 @@ async fn list(state: &ApiState, req: &RequestInfo, detail: bool) -> Result<Reply
         url,
         &params.next_args(),
         limit,
-        items.len(),
+        body.len(),
         &last,
     );
-    Ok(Reply::ok(pagination::collection("clusters", items, next)))
+    Ok(Reply::ok_rendered(body.finish(next)))
 }
 
 /// `GET /v1/clusters/{id}/detail`: `detail` with the path segment as its `marker`, refused
