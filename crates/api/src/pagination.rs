@@ -342,6 +342,29 @@ pub fn next_link(
 }
 
 /// The collection body: `{"<key>": [items], "next": "<url>"}` (`next` only when given).
+/// Bounds how many large collection pages are built at once (the rows of a 1,000-cluster
+/// page take a few MiB; sixteen at once would make the process ten times its idle size).
+/// Requests beyond the bound wait their turn: with the CPU already busy rendering, this
+/// costs no throughput. Sized `2 × available cores` (at least 2, `OPENKEEL_LIST_CONCURRENCY`
+/// overrides it); docs/performance.md has the measurement.
+pub async fn list_permit() -> Option<tokio::sync::SemaphorePermit<'static>> {
+    static PERMITS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    let sem = PERMITS.get_or_init(|| {
+        let n = std::env::var("OPENKEEL_LIST_CONCURRENCY")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map_or(2, |n| n.get() * 2)
+                    .max(2)
+            });
+        tokio::sync::Semaphore::new(n)
+    });
+    // The semaphore is never closed, so this only fails if it were: then run unbounded.
+    sem.acquire().await.ok()
+}
+
 /// [`collection`] written straight into `json.dumps` text, one item at a time: each item's
 /// `Value` lives only while it is written, so a page of 1,000 clusters never exists as one
 /// tree (peak memory per list is the rows plus the text). `items` yields each item's view.
@@ -409,7 +432,10 @@ mod tests {
             serde_json::json!({"uuid": "a", "n": 1, "l": {"k": "v\u{e9}"}}),
             serde_json::json!({"uuid": "b", "n": null}),
         ];
-        for next in [None, Some("http://h/v1/clusters?limit=2&marker=b".to_string())] {
+        for next in [
+            None,
+            Some("http://h/v1/clusters?limit=2&marker=b".to_string()),
+        ] {
             for n in 0..=items.len() {
                 let mut w = CollectionWriter::new("clusters", 0);
                 for it in &items[..n] {

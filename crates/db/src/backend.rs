@@ -418,6 +418,37 @@ impl Conn<'_> {
         })
     }
 
+    /// Rows decoded one by one as the server streams them (`f` per row), so that the raw rows
+    /// of a large result never coexist with their decoded values.
+    pub(crate) async fn fetch_map<T>(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+        mut f: impl FnMut(&Row) -> Result<T, DbError>,
+    ) -> Result<Vec<T>, DbError> {
+        use futures_util::TryStreamExt;
+        tracing::trace!(sql, "fetch");
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        let mut out = Vec::new();
+        match &mut self.kind {
+            ConnKind::MySql(c) => {
+                let q = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args);
+                let mut rows = q.fetch(&mut **c);
+                while let Some(r) = rows.try_next().await? {
+                    out.push(f(&Row::MySql(r))?);
+                }
+            }
+            ConnKind::Sqlite(c) => {
+                let q = bind_all!(sqlx::query::<Sqlite>(AssertSqlSafe(sql.to_string())), args);
+                let mut rows = q.fetch(&mut **c);
+                while let Some(r) = rows.try_next().await? {
+                    out.push(f(&Row::Sqlite(r))?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Execute a statement; returns (rows affected, last insert id).
     pub(crate) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<(u64, i64), DbError> {
         tracing::trace!(sql, "execute");

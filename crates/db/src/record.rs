@@ -512,11 +512,7 @@ pub(crate) async fn select_page<T: Record>(
         filter.raw(cond, args);
     }
     let sql = format!("{}{}{}", select_all::<T>(), filter.sql(), p.tail);
-    conn.fetch_all(&sql, filter.args())
-        .await?
-        .iter()
-        .map(T::from_row)
-        .collect()
+    conn.fetch_map(&sql, filter.args(), T::from_row).await
 }
 
 /// Rows matching `filter`, in id order.
@@ -529,11 +525,7 @@ pub(crate) async fn select_where<T: Record>(
     if for_update && conn.backend() == crate::Backend::MySql {
         sql.push_str(" FOR UPDATE");
     }
-    conn.fetch_all(&sql, filter.args())
-        .await?
-        .iter()
-        .map(T::from_row)
-        .collect()
+    conn.fetch_map(&sql, filter.args(), T::from_row).await
 }
 
 /// `SELECT COUNT(*) FROM table WHERE ...`.
