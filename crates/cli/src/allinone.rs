@@ -300,6 +300,13 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
     ));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut loops = Vec::new();
+    // The service heartbeat runs whatever periodic_enable says, as in Magnum.
+    loops.push(openkeel_conductor::spawn_heartbeat(
+        conductor.db().clone(),
+        config.default.host.clone(),
+        Duration::from_secs(config.default.periodic_interval_max.max(1) as u64),
+        stop_rx.clone(),
+    ));
     if config.default.periodic_enable {
         let interval = Duration::from_secs(config.openkeel.status_sync_interval.max(1) as u64);
         loops.push(openkeel_conductor::spawn_periodic(

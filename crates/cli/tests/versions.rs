@@ -371,3 +371,28 @@ async fn no_content_has_no_content_length() {
     assert_version_headers(&r, "1.14");
     srv.stop().await.expect("stop");
 }
+
+/// The all-in-one conductor reports itself in `magnum_service` at start (conductor.md §5.3),
+/// so `openstack coe service list` shows it `up`.
+#[tokio::test]
+async fn the_conductor_heartbeat_shows_in_mservices() {
+    let (srv, addr) = server().await;
+    let mut body = serde_json::Value::Null;
+    for _ in 0..100 {
+        let r = http(addr, "GET", "/v1/mservices", &[], None)
+            .await
+            .expect("GET /v1/mservices");
+        assert_eq!(r.status, 200, "{}", r.text());
+        body = serde_json::from_str(&r.text()).expect("json");
+        if body["mservices"].as_array().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let services = body["mservices"].as_array().expect("mservices");
+    assert_eq!(services.len(), 1, "{body}");
+    assert_eq!(services[0]["binary"], "magnum-conductor");
+    assert_eq!(services[0]["state"], "up");
+    assert_eq!(services[0]["report_count"], 1);
+    srv.stop().await.expect("stop");
+}

@@ -26,6 +26,7 @@
 pub mod certificates;
 pub mod certs_x509;
 mod handlers;
+pub mod heartbeat;
 pub mod notify;
 pub mod periodic;
 mod save;
@@ -44,6 +45,7 @@ use openkeel_drivers::DriverRegistry;
 use openkeel_rpc::{ConductorApi, Obj};
 
 pub use certificates::{CertificateRefs, ClusterCertificates};
+pub use heartbeat::spawn_heartbeat;
 pub use notify::{Action, LogNotifier, Notifier, Outcome};
 pub use periodic::{spawn_health_periodic, spawn_periodic, SyncReport};
 
