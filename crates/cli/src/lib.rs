@@ -3,6 +3,7 @@
 
 pub mod allinone;
 pub mod logging;
+pub mod table;
 
 use std::path::PathBuf;
 
