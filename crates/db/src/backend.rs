@@ -226,6 +226,15 @@ enum PooledInner {
 }
 
 impl Pooled {
+    /// Take the connection out of the pool and close it (whatever session state it holds,
+    /// e.g. a named lock, goes with it).
+    pub(crate) fn detach(self) {
+        match self.inner {
+            PooledInner::MySql(c) => drop(c.detach()),
+            PooledInner::Sqlite(c) => drop(c.detach()),
+        }
+    }
+
     pub(crate) fn conn(&mut self) -> Conn<'_> {
         let kind = match &mut self.inner {
             PooledInner::MySql(c) => ConnKind::MySql(c),

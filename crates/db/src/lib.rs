@@ -21,6 +21,7 @@ mod error;
 pub mod federation;
 pub mod ident;
 pub mod json;
+pub mod lock;
 pub mod magnum_service;
 pub mod manage;
 pub mod nodegroup;

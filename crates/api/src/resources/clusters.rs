@@ -41,12 +41,16 @@ use wsme::Fields;
 pub struct ClusterSettings {
     /// `[quotas] max_clusters_per_project`.
     pub max_clusters_per_project: i64,
+    /// How long a create holds its project's quota lock waiting for the conductor to insert
+    /// the cluster (10 s; tests whose conductor records casts without inserting use zero).
+    pub insert_wait: std::time::Duration,
 }
 
 impl Default for ClusterSettings {
     fn default() -> Self {
         ClusterSettings {
             max_clusters_per_project: 20,
+            insert_wait: INSERT_WAIT,
         }
     }
 }
@@ -56,6 +60,7 @@ impl ClusterSettings {
     pub fn from_config(c: &openkeel_core::config::Config) -> Self {
         ClusterSettings {
             max_clusters_per_project: c.quotas.max_clusters_per_project,
+            ..ClusterSettings::default()
         }
     }
 }
@@ -444,7 +449,7 @@ async fn create_cluster(
     state: &ApiState,
     req: &RequestInfo,
     ctx: &mut RequestContext,
-    mut c: Fields,
+    c: Fields,
 ) -> Result<Reply, ApiError> {
     // Decorators: the template (uuid, name or id), the driver's checks.
     let template = load_template(state, ctx, text(&c, "cluster_template_id").as_deref()).await?;
@@ -477,6 +482,64 @@ async fn create_cluster(
 
     // _post
     request::enforce(state, ctx, "cluster:create", None)?;
+    // Magnum counts the project's clusters and then casts: concurrent creates all pass the
+    // count before any is inserted and the quota is exceeded. Here the count, the cast and
+    // the conductor's insert happen under one lock per project (docs/differences.md).
+    let project = ctx.project_id.clone().unwrap_or_default();
+    let lock = openkeel_db::lock::named_lock(
+        database(state)?,
+        &format!("openkeel-cluster-quota-{project}"),
+        QUOTA_LOCK_TIMEOUT,
+    )
+    .await
+    .map_err(db)?;
+    let result = quota_checked_create(state, ctx, c, &template, node_count).await;
+    if let Ok((_, uuid)) = &result {
+        wait_for_insert(state, ctx, uuid).await;
+    }
+    lock.release().await;
+    result.map(|(reply, _)| reply)
+}
+
+/// How long a create waits for another create of the same project to finish its count.
+const QUOTA_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long the quota lock waits for the conductor to insert the cluster it was sent
+/// (the default of [`ClusterSettings::insert_wait`]).
+const INSERT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Wait (bounded) until the conductor has inserted `uuid`: from then on the next create's
+/// count includes it. The conductor inserts first thing in `cluster_create`, so this is
+/// normally a few milliseconds; a conductor that is away costs at most
+/// [`ClusterSettings::insert_wait`].
+async fn wait_for_insert(state: &ApiState, ctx: &RequestContext, uuid: &str) {
+    let Ok(dbh) = database(state) else { return };
+    let scope = Scope::from(ctx);
+    let deadline = tokio::time::Instant::now() + state.clusters.insert_wait;
+    let mut pause = std::time::Duration::from_millis(2);
+    loop {
+        if cluster::get_by_uuid(dbh, &scope, uuid).await.is_ok() {
+            return;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            tracing::warn!(
+                cluster = uuid,
+                "the conductor has not inserted the new cluster yet; releasing the quota lock"
+            );
+            return;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The part of `_post` from the quota check to the cast.
+async fn quota_checked_create(
+    state: &ApiState,
+    ctx: &mut RequestContext,
+    mut c: Fields,
+    template: &ClusterTemplate,
+    node_count: Option<PyValue>,
+) -> Result<(Reply, String), ApiError> {
     check_quota(state, ctx).await?;
     if template.hidden == Some(true) && !ctx.is_admin {
         return Err(MagnumError::new(ErrorKind::NotAuthorized, &[]).into());
@@ -586,7 +649,7 @@ async fn create_cluster(
     conductor(state)?
         .cluster_create(ctx, obj, master_count, node_count, create_timeout)
         .await?;
-    Ok(Reply::json(202, json!({ "uuid": uuid })))
+    Ok((Reply::json(202, json!({ "uuid": uuid })), uuid))
 }
 
 /// `_check_cluster_quota_limit`.

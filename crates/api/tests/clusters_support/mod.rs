@@ -386,6 +386,8 @@ fn state_for(db: Database, conductor: Arc<Recorder>, quota: i64) -> ApiState {
         template_settings: TemplateSettings::default(),
         clusters: openkeel_api::resources::clusters::ClusterSettings {
             max_clusters_per_project: quota,
+            // the recorder never inserts: don't wait for it
+            insert_wait: std::time::Duration::ZERO,
         },
         ..Default::default()
     }

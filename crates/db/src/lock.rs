@@ -1,0 +1,94 @@
+//! Named locks for check-then-act sequences that Magnum leaves racy (the cluster quota
+//! check). On MariaDB / MySQL the lock is the server's `GET_LOCK`, so it holds across every
+//! process using the database (several openkeel-api workers); on SQLite, whose users are a
+//! single process, an in-process lock. Within one process both also serialize on a local
+//! mutex, so waiters don't each hold a pooled connection.
+
+use crate::backend::{Pooled, Val};
+use crate::{Database, DbError};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+const STRIPES: usize = 64;
+
+fn stripe(name: &str) -> Arc<Mutex<()>> {
+    static LOCKS: OnceLock<Vec<Arc<Mutex<()>>>> = OnceLock::new();
+    let locks = LOCKS.get_or_init(|| (0..STRIPES).map(|_| Arc::new(Mutex::new(()))).collect());
+    // FNV-1a: stable and cheap; collisions only serialize unrelated names.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    locks[(h % STRIPES as u64) as usize].clone()
+}
+
+/// A held named lock. Release it with [`NamedLock::release`]; if it is dropped instead, the
+/// server connection holding it is closed (which frees the lock) rather than returned to the
+/// pool still holding it.
+pub struct NamedLock {
+    server: Option<(Pooled, String)>,
+    _local: OwnedMutexGuard<()>,
+}
+
+/// Take the lock `name`, waiting at most `timeout`; a timeout is `Conflict`.
+pub async fn named_lock(
+    db: &Database,
+    name: &str,
+    timeout: Duration,
+) -> Result<NamedLock, DbError> {
+    let busy = || DbError::Conflict(format!("Timed out waiting for the lock {name}; try again."));
+    let local = tokio::time::timeout(timeout, stripe(name).lock_owned())
+        .await
+        .map_err(|_| busy())?;
+    if db.backend() == crate::Backend::Sqlite {
+        return Ok(NamedLock {
+            server: None,
+            _local: local,
+        });
+    }
+    // MariaDB lock names are at most 64 characters.
+    let server_name: String = name.chars().take(64).collect();
+    let mut c = db.acquire().await?;
+    let secs = i64::try_from(timeout.as_secs().max(1)).unwrap_or(i64::MAX);
+    let rows = c
+        .conn()
+        .fetch_all(
+            "SELECT GET_LOCK(?, ?)",
+            &[Val::from(server_name.as_str()), Val::from(secs)],
+        )
+        .await?;
+    let got = rows.first().map(|r| r.opt_i64_at(0)).transpose()?.flatten();
+    if got != Some(1) {
+        return Err(busy());
+    }
+    Ok(NamedLock {
+        server: Some((c, server_name)),
+        _local: local,
+    })
+}
+
+impl NamedLock {
+    /// Release the lock (on MariaDB: `RELEASE_LOCK`, then the connection goes back to the pool).
+    pub async fn release(mut self) {
+        if let Some((mut c, name)) = self.server.take() {
+            if let Err(e) = c
+                .conn()
+                .fetch_all("SELECT RELEASE_LOCK(?)", &[Val::from(name.as_str())])
+                .await
+            {
+                tracing::warn!(lock = name, error = %e, "RELEASE_LOCK failed; closing the connection");
+                c.detach();
+            }
+        }
+    }
+}
+
+impl Drop for NamedLock {
+    fn drop(&mut self) {
+        if let Some((c, _)) = self.server.take() {
+            c.detach();
+        }
+    }
+}
