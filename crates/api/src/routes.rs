@@ -29,6 +29,12 @@ pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply
             resources::cluster_templates::route(state, req, body, rest).await
         }
         ["v1", "clusters", rest @ ..] => resources::clusters::route(state, req, body, rest).await,
+        ["v1", "certificates", rest @ ..] => {
+            resources::certificates::route(state, req, body, rest).await
+        }
+        ["v1", "credentials", rest @ ..] => {
+            resources::certificates::route_credentials(state, req, body, rest).await
+        }
         ["v1", "quotas", rest @ ..] => resources::quotas::route(state, req, body, rest).await,
         ["v1", "stats", rest @ ..] => resources::stats::route(state, req, rest).await,
         ["v1", "mservices", rest @ ..] => resources::mservices::route(state, req, rest).await,

@@ -4,9 +4,10 @@
 //! the cluster (`ca_cert_ref`, `magnum_cert_ref`, `etcd_ca_cert_ref`,
 //! `front_proxy_ca_cert_ref`); the status sync deletes the kubernetes CA and the client
 //! certificate when a cluster is gone. Certificate generation belongs to `openkeel-certs`
-//! (another issue): until a [`ClusterCertificates`] implementation is passed to
-//! [`crate::Conductor::with_certificates`], no certificate is generated and **the four cert
-//! refs stay NULL**.
+//! ([`crate::certs_x509::X509KeyPairCertificates`] over the `x509keypair` table): without a
+//! [`ClusterCertificates`] passed to [`crate::Conductor::with_certificates`], no certificate is
+//! generated, **the four cert refs stay NULL** and the certificate RPCs fail with
+//! `CertificatesToClusterFailed`-like errors naming the missing backend.
 
 use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
@@ -41,4 +42,22 @@ pub trait ClusterCertificates: Send + Sync {
         ctx: &RequestContext,
         cluster: &Cluster,
     ) -> Result<(), MagnumError>;
+
+    /// `get_cluster_ca_certificate(cluster, ca_cert_type)`: the CA's PEM (`etcd`,
+    /// `front_proxy` / `front-proxy`, anything else the kubernetes CA).
+    async fn ca_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+        ca_cert_type: Option<&str>,
+    ) -> Result<String, MagnumError>;
+
+    /// `sign_node_certificate(cluster, csr, ca_cert_type)`: the signed certificate's PEM.
+    async fn sign(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+        csr: &str,
+        ca_cert_type: Option<&str>,
+    ) -> Result<String, MagnumError>;
 }

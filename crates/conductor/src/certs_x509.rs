@@ -57,6 +57,32 @@ impl ClusterCertificates for X509KeyPairCertificates {
             .await
             .map_err(MagnumError::from)
     }
+
+    async fn ca_certificate(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+        ca_cert_type: Option<&str>,
+    ) -> Result<String, MagnumError> {
+        Ok(self
+            .manager
+            .get_cluster_ca_certificate(ctx, cluster, ca_cert_type)
+            .await?
+            .certificate)
+    }
+
+    async fn sign(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+        csr: &str,
+        ca_cert_type: Option<&str>,
+    ) -> Result<String, MagnumError> {
+        Ok(self
+            .manager
+            .sign_node_certificate(ctx, cluster, csr, ca_cert_type)
+            .await?)
+    }
 }
 
 #[cfg(test)]

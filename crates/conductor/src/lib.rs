@@ -262,43 +262,42 @@ impl ConductorApi for Conductor {
     ) -> Result<(), MagnumError> {
         self.handle_nodegroup_delete(ctx, cluster, nodegroup).await
     }
+
     async fn sign_certificate(
         &self,
-        _ctx: &RequestContext,
-        _cluster: Obj<Cluster>,
-        _certificate: Obj<openkeel_core::objects::Certificate>,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        certificate: Obj<openkeel_core::objects::Certificate>,
     ) -> Result<openkeel_core::objects::Certificate, MagnumError> {
-        Err(MagnumError::internal("sign_certificate: being implemented"))
+        self.handle_sign_certificate(ctx, &cluster.data, certificate)
+            .await
     }
 
     async fn get_ca_certificate(
         &self,
-        _ctx: &RequestContext,
-        _cluster: Obj<Cluster>,
-        _ca_cert_type: Option<String>,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
+        ca_cert_type: Option<String>,
     ) -> Result<openkeel_core::objects::Certificate, MagnumError> {
-        Err(MagnumError::internal(
-            "get_ca_certificate: being implemented",
-        ))
+        self.handle_get_ca_certificate(ctx, &cluster.data, ca_cert_type.as_deref())
+            .await
     }
 
     async fn rotate_ca_certificate(
         &self,
-        _ctx: &RequestContext,
-        _cluster: Obj<Cluster>,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
     ) -> Result<(), MagnumError> {
-        Err(MagnumError::internal(
-            "rotate_ca_certificate: being implemented",
-        ))
+        self.handle_rotate_ca_certificate(ctx, cluster)
+            .await
+            .map(drop)
     }
 
     async fn credential_rotate(
         &self,
-        _ctx: &RequestContext,
-        _cluster: Obj<Cluster>,
+        ctx: &RequestContext,
+        cluster: Obj<Cluster>,
     ) -> Result<(), MagnumError> {
-        Err(MagnumError::internal(
-            "credential_rotate: being implemented",
-        ))
+        self.handle_credential_rotate(ctx, cluster).await
     }
 }

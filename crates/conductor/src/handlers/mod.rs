@@ -1,6 +1,7 @@
 //! The RPC handlers, one module per Magnum handler class: [`cluster`]
 //! (`cluster_conductor.Handler`) and [`nodegroup`] (`nodegroup_conductor.Handler`).
 
+mod ca;
 mod cluster;
 mod nodegroup;
 

@@ -1,0 +1,288 @@
+//! `/v1/certificates` (`magnum/api/controllers/v1/certificate.py`) and `/v1/credentials`
+//! (`credential.py`): the cluster CA, CSR signing, CA rotation and credential rotation, each
+//! an RPC call to the conductor (api-routes.md §3.5–§3.6).
+
+use crate::error::ApiError;
+use crate::links::self_and_bookmark;
+use crate::pagination;
+use crate::pyliteral::PyValue;
+use crate::request::{self, context, enforce};
+use crate::resources::clusters::common::{conductor, database, db};
+use crate::resources::clusters::{get_cluster, target};
+use crate::response::Reply;
+use crate::validation::{self, fromjson, invalid_input, typecheck, Attr, AttrType, FromJsonError};
+use crate::{ApiState, RequestInfo};
+use axum::body::Body;
+use http::Method;
+use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::objects::{Certificate, Cluster};
+use openkeel_db::{cluster_template, Scope};
+use openkeel_rpc::Obj;
+use serde_json::{json, Map, Value};
+
+const ALLOW: &str = "GET, PATCH, POST";
+
+/// Route a request under `/v1/certificates`.
+pub async fn route(
+    state: &ApiState,
+    req: &RequestInfo,
+    body: Body,
+    rest: &[&str],
+) -> Result<Reply, ApiError> {
+    match (rest, &req.method) {
+        ([], &Method::POST) => post(state, req, body).await,
+        ([], _) => Err(ApiError::method_not_allowed(ALLOW)),
+        ([ident], &Method::GET) => get_one(state, req, ident).await,
+        ([ident], &Method::PATCH) => rotate(state, req, body, ident).await,
+        ([_], &Method::POST) => Err(ApiError::not_found()),
+        ([_], _) => Err(ApiError::method_not_allowed(ALLOW)),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// Route a request under `/v1/credentials` (microversion 1.12).
+pub async fn route_credentials(
+    state: &ApiState,
+    req: &RequestInfo,
+    body: Body,
+    rest: &[&str],
+) -> Result<Reply, ApiError> {
+    match (rest, &req.method) {
+        ([ident], &Method::PATCH) => credential_rotate(state, req, body, ident).await,
+        ([_], _) => Err(ApiError::method_not_allowed("PATCH")),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// `Certificate.convert_with_links`: the set fields in the API type's order, `links` after
+/// `cluster_uuid`.
+fn view(c: &Certificate, host: &str) -> Value {
+    let uuid = c.cluster_uuid.clone().unwrap_or_default();
+    let mut m = Map::new();
+    m.insert("cluster_uuid".into(), Value::from(uuid.clone()));
+    m.insert(
+        "links".into(),
+        self_and_bookmark(host, "certificates", &uuid),
+    );
+    for (k, v) in [
+        ("csr", &c.csr),
+        ("pem", &c.pem),
+        ("ca_cert_type", &c.ca_cert_type),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), Value::from(v.as_str()));
+        }
+    }
+    Value::Object(m)
+}
+
+// ---- GET /v1/certificates/{cluster_ident}[?ca_cert_type=] ----
+
+async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Reply, ApiError> {
+    let args = pagination::parse_args(
+        req,
+        &[pagination::ArgSpec {
+            name: "ca_cert_type",
+            ty: pagination::ArgType::Text,
+        }],
+    )?;
+    let ca_cert_type = args.text("ca_cert_type").map(str::to_string);
+    let ctx = context(state, req);
+    let cluster = get_cluster(state, &ctx, ident).await?;
+    enforce(state, &ctx, "certificate:get", Some(&target(&cluster)))?;
+    let cert = conductor(state)?
+        .get_ca_certificate(&ctx, Obj::unchanged(cluster), ca_cert_type)
+        .await?;
+    Ok(Reply::ok(view(&cert, &req.host_url)))
+}
+
+// ---- POST /v1/certificates ----
+
+const ATTRS: [Attr; 4] = [
+    Attr::new("cluster_uuid", AttrType::Text),
+    Attr::new(
+        "csr",
+        AttrType::Str {
+            min: 1,
+            max: usize::MAX,
+        },
+    ),
+    Attr::new("pem", AttrType::Text),
+    Attr::new("ca_cert_type", AttrType::Text),
+];
+
+async fn post(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, ApiError> {
+    pagination::parse_args(req, &[])?;
+    let raw = validation::body_arg(req, body, "certificate").await?;
+    let ctx = context(state, req);
+    let fields = type_body(&raw)?;
+    // The `cluster_uuid` setter resolves a uuid or a name while the body is parsed: an
+    // unknown cluster is a 400 with the lookup's message.
+    let ident = fields.get("cluster_uuid").cloned().flatten();
+    let cluster = match ident {
+        Some(i) => {
+            let dbh = database(state)?;
+            let scope = Scope::from(&ctx);
+            let r = if openkeel_db::ident::is_uuid_like(&i) {
+                openkeel_db::cluster::get_by_uuid(dbh, &scope, &i).await
+            } else {
+                openkeel_db::cluster::get_by_name(dbh, &scope, &i).await
+            };
+            r.map_err(|e| {
+                let e = MagnumError::from(e);
+                if e.code() == 404 {
+                    MagnumError::invalid_parameter(e.message().to_string())
+                } else {
+                    e
+                }
+            })?
+        }
+        // Magnum: 500 from the DB layer; OpenKeel: 400 (docs/differences.md).
+        None => {
+            return Err(MagnumError::invalid_parameter("cluster_uuid is required").into());
+        }
+    };
+    enforce(state, &ctx, "certificate:create", Some(&target(&cluster)))?;
+    let cert = Certificate {
+        project_id: ctx.project_id.clone(),
+        user_id: ctx.user_id.clone(),
+        cluster_uuid: cluster.uuid.clone(),
+        csr: fields.get("csr").cloned().flatten(),
+        pem: None,
+        ca_cert_type: fields.get("ca_cert_type").cloned().flatten(),
+    };
+    let mut changes = vec!["project_id", "user_id", "cluster_uuid"];
+    if cert.csr.is_some() {
+        changes.push("csr");
+    }
+    if cert.ca_cert_type.is_some() {
+        changes.push("ca_cert_type");
+    }
+    let signed = conductor(state)?
+        .sign_certificate(&ctx, Obj::unchanged(cluster), Obj::new(cert, changes))
+        .await?;
+    Ok(Reply::json(201, view(&signed, &req.host_url)))
+}
+
+/// Type the body as WSME types `Certificate`: unknown attributes, text fields, `csr` min 1.
+fn type_body(
+    body: &Value,
+) -> Result<std::collections::HashMap<&'static str, Option<String>>, MagnumError> {
+    let argname = "certificate";
+    let Value::Object(obj) = body else {
+        return Err(MagnumError::client_side(format!(
+            "'{}' object has no attribute 'keys'",
+            PyValue::from_json(body).type_name()
+        )));
+    };
+    let unknown: Vec<&str> = obj
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !ATTRS.iter().any(|a| a.name == *k) && *k != "links")
+        .collect();
+    if !unknown.is_empty() {
+        let word = if unknown.len() > 1 {
+            "attributes"
+        } else {
+            "attribute"
+        };
+        return Err(MagnumError::with_message(
+            ErrorKind::UnknownAttribute,
+            format!(
+                "Unknown {word} for argument {argname}: {}",
+                unknown.join(", ")
+            ),
+        ));
+    }
+    let whole = || PyValue::from_json(body).py_str();
+    let mut out = std::collections::HashMap::new();
+    for a in ATTRS.iter() {
+        let Some(raw) = obj.get(a.name) else { continue };
+        let v = PyValue::from_json(raw);
+        let v = match fromjson(a.ty, &v) {
+            Ok(v) => v,
+            Err(FromJsonError::Value(msg)) => return Err(invalid_input(argname, &whole(), &msg)),
+            Err(FromJsonError::Other(msg)) => return Err(MagnumError::client_side(msg)),
+        };
+        let v = typecheck(a, &v)?;
+        let text = match v {
+            PyValue::None => None,
+            PyValue::Str(s) => Some(s),
+            other => Some(other.py_str()),
+        };
+        out.insert(a.name, text);
+    }
+    Ok(out)
+}
+
+// ---- PATCH /v1/certificates/{cluster_ident} ----
+
+async fn rotate(
+    state: &ApiState,
+    req: &RequestInfo,
+    body: Body,
+    ident: &str,
+) -> Result<Reply, ApiError> {
+    pagination::parse_args(req, &[])?;
+    no_list_body(req, body).await?;
+    let ctx = context(state, req);
+    let cluster = get_cluster(state, &ctx, ident).await?;
+    enforce(
+        state,
+        &ctx,
+        "certificate:rotate_ca",
+        Some(&target(&cluster)),
+    )?;
+    let template = cluster_template::get_by_uuid(
+        database(state)?,
+        &Scope::from(&ctx),
+        cluster.cluster_template_id.as_deref().unwrap_or_default(),
+    )
+    .await
+    .map_err(db)?;
+    if template.tls_disabled == Some(true) {
+        return Err(MagnumError::with_message(
+            ErrorKind::NotSupported,
+            "Rotating the CA certificate on a non-TLS cluster is not supported",
+        )
+        .into());
+    }
+    let uuid = cluster.uuid.clone().unwrap_or_default();
+    conductor(state)?
+        .rotate_ca_certificate(&ctx, Obj::unchanged(cluster))
+        .await?;
+    Ok(Reply::json(202, json!({ "uuid": uuid })))
+}
+
+/// These PATCHes take no body; a JSON list is refused as pecan's JSON parsing refuses it.
+async fn no_list_body(req: &RequestInfo, body: Body) -> Result<(), ApiError> {
+    let bytes = crate::read_body(body, request::MAX_BODY_BYTES).await?;
+    if let Ok(Value::Array(_)) = serde_json::from_slice::<Value>(&bytes) {
+        let _ = req;
+        return Err(MagnumError::client_side("Request must be a JSON dict").into());
+    }
+    Ok(())
+}
+
+// ---- PATCH /v1/credentials/{cluster_ident} (1.12) ----
+
+async fn credential_rotate(
+    state: &ApiState,
+    req: &RequestInfo,
+    body: Body,
+    ident: &str,
+) -> Result<Reply, ApiError> {
+    if !req.version.at_least(12) {
+        return Err(ApiError::not_found());
+    }
+    pagination::parse_args(req, &[])?;
+    no_list_body(req, body).await?;
+    let ctx = context(state, req);
+    enforce(state, &ctx, "credential:rotate", None)?;
+    let cluster: Cluster = get_cluster(state, &ctx, ident).await?;
+    let uuid = cluster.uuid.clone().unwrap_or_default();
+    conductor(state)?
+        .credential_rotate(&ctx, Obj::unchanged(cluster))
+        .await?;
+    Ok(Reply::json(202, json!({ "uuid": uuid })))
+}
