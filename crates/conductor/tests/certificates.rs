@@ -1,0 +1,207 @@
+//! The certificate handlers (conductor.md §3.9–§3.12) with the x509keypair cert manager, on
+//! SQLite and MariaDB: CA retrieval, a bad CSR, CA rotation (new certificates kept only when
+//! the driver accepts them; the old ones deleted then; a refusal leaves the old CA in place)
+//! and credential rotation's status guard.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use openkeel_certs::X509KeyPairCertManager;
+use openkeel_conductor::certs_x509::X509KeyPairCertificates;
+use openkeel_conductor::Conductor;
+use openkeel_core::config::X509Section;
+use openkeel_core::error::ErrorKind;
+use openkeel_core::objects::{Certificate, Cluster, ClusterStatus};
+use openkeel_db::{x509keypair, Database, Scope};
+use openkeel_rpc::Obj;
+
+fn with_certs(db: &Database) -> Arc<Conductor> {
+    let (c, _rec) = conductor(db);
+    let c = Arc::try_unwrap(c).expect("sole owner");
+    let manager = X509KeyPairCertManager::new(db.clone(), X509Section::default());
+    Arc::new(c.with_certificates(Arc::new(X509KeyPairCertificates::new(manager))))
+}
+
+async fn keypair_uuids(db: &Database) -> Vec<String> {
+    let mut v: Vec<String> = x509keypair::list(
+        db,
+        &Scope::admin_all_tenants(),
+        &Default::default(),
+        &Default::default(),
+    )
+    .await
+    .unwrap()
+    .into_iter()
+    .filter_map(|k| k.uuid)
+    .collect();
+    v.sort();
+    v
+}
+
+fn refs(c: &Cluster) -> Vec<Option<String>> {
+    vec![
+        c.ca_cert_ref.clone(),
+        c.magnum_cert_ref.clone(),
+        c.etcd_ca_cert_ref.clone(),
+        c.front_proxy_ca_cert_ref.clone(),
+    ]
+}
+
+async fn complete(db: &Database, uuid: &str) -> Cluster {
+    let mut c = cluster_row(db, uuid).await;
+    c.status = Some(ClusterStatus::CreateComplete);
+    openkeel_db::cluster::update(db, uuid, &c, &["status"])
+        .await
+        .unwrap();
+    cluster_row(db, uuid).await
+}
+
+#[tokio::test]
+async fn ca_certificates_and_signing_errors() {
+    on_every_backend!(|db| {
+        let c = with_certs(db);
+        let t = template(db, "t", "v1.30.4", "ubuntu").await;
+        let uuid = create(&c, &t, "c1", 1, &[]).await;
+        let cluster = cluster_row(db, &uuid).await;
+        let k8s = c
+            .handle_get_ca_certificate(&ctx(), &cluster, None)
+            .await
+            .unwrap();
+        let etcd = c
+            .handle_get_ca_certificate(&ctx(), &cluster, Some("etcd"))
+            .await
+            .unwrap();
+        let fp = c
+            .handle_get_ca_certificate(&ctx(), &cluster, Some("front-proxy"))
+            .await
+            .unwrap();
+        assert_eq!(k8s.cluster_uuid.as_deref(), Some(uuid.as_str()));
+        assert_eq!(k8s.project_id, cluster.project_id);
+        for pem in [&k8s.pem, &etcd.pem, &fp.pem] {
+            assert!(pem
+                .as_deref()
+                .unwrap()
+                .starts_with("-----BEGIN CERTIFICATE-----"));
+        }
+        assert_ne!(k8s.pem, etcd.pem);
+        assert_ne!(k8s.pem, fp.pem);
+        // anything else is the kubernetes CA
+        let other = c
+            .handle_get_ca_certificate(&ctx(), &cluster, Some("kubernetes"))
+            .await
+            .unwrap();
+        assert_eq!(other.pem, k8s.pem);
+
+        let bad = Certificate {
+            csr: Some("not a csr".into()),
+            ..Certificate::default()
+        };
+        let e = c
+            .handle_sign_certificate(&ctx(), &cluster, Obj::new(bad, ["csr"]))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidCsr);
+        assert_eq!(e.code(), 400);
+        assert_eq!(e.message(), "Received invalid csr b'not a csr'.");
+    });
+}
+
+#[tokio::test]
+async fn rotation_keeps_new_certificates_only_when_the_driver_accepts_them() {
+    on_every_backend!(|db| {
+        let c = with_certs(db);
+        let t = template(db, "t", "v1.30.4", "ubuntu").await;
+
+        // Refused by the driver: the old CA stays, the new rows are gone, UPDATE_FAILED.
+        let refused = create(
+            &c,
+            &t,
+            "refused",
+            1,
+            &[("simulator_raise_on", "rotate_ca_certificate")],
+        )
+        .await;
+        let before = complete(db, &refused).await;
+        let rows_before = keypair_uuids(db).await;
+        let e = c
+            .handle_rotate_ca_certificate(&ctx(), Obj::unchanged(before.clone()))
+            .await
+            .unwrap_err();
+        assert!(e.message().contains("rotate_ca_certificate"), "{e}");
+        let after = cluster_row(db, &refused).await;
+        assert_eq!(refs(&after), refs(&before), "the cluster keeps its CA");
+        assert_eq!(
+            keypair_uuids(db).await,
+            rows_before,
+            "no certificate leaked"
+        );
+        assert_eq!(after.status, Some(ClusterStatus::UpdateFailed));
+
+        // Accepted: new refs saved, the old four rows deleted, UPDATE_IN_PROGRESS.
+        let ok = create(&c, &t, "ok", 1, &[]).await;
+        let before = complete(db, &ok).await;
+        let old: Vec<String> = refs(&before).into_iter().flatten().collect();
+        assert_eq!(old.len(), 4);
+        let total_before = keypair_uuids(db).await.len();
+        c.handle_rotate_ca_certificate(&ctx(), Obj::unchanged(before.clone()))
+            .await
+            .unwrap();
+        let after = cluster_row(db, &ok).await;
+        assert_eq!(after.status, Some(ClusterStatus::UpdateInProgress));
+        let new: Vec<String> = refs(&after).into_iter().flatten().collect();
+        assert_eq!(new.len(), 4);
+        for r in &new {
+            assert!(!old.contains(r), "every certificate is new");
+        }
+        let rows = keypair_uuids(db).await;
+        assert_eq!(
+            rows.len(),
+            total_before,
+            "four new rows, four old rows deleted"
+        );
+        for r in &old {
+            assert!(!rows.contains(r), "old certificate {r} deleted");
+        }
+
+        // Not in an updatable status: refused before anything is generated.
+        let busy = cluster_row(db, &ok).await; // UPDATE_IN_PROGRESS
+        let rows = keypair_uuids(db).await;
+        let e = c
+            .handle_rotate_ca_certificate(&ctx(), Obj::unchanged(busy))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported);
+        assert_eq!(
+            e.message(),
+            "Updating a cluster when status is \"UPDATE_IN_PROGRESS\" is not supported."
+        );
+        assert_eq!(keypair_uuids(db).await, rows);
+    });
+}
+
+#[tokio::test]
+async fn credential_rotation_status_guard() {
+    on_every_backend!(|db| {
+        let c = with_certs(db);
+        let t = template(db, "t", "v1.30.4", "ubuntu").await;
+        let uuid = create(&c, &t, "c1", 1, &[]).await;
+        let creating = cluster_row(db, &uuid).await; // CREATE_IN_PROGRESS
+        let e = c
+            .handle_credential_rotate(&ctx(), Obj::unchanged(creating))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported);
+        assert_eq!(
+            e.message(),
+            "magnum.conductor.handlers.credential_conductor when cluster status is \"CREATE_IN_PROGRESS\" is not supported."
+        );
+        let done = complete(db, &uuid).await;
+        c.handle_credential_rotate(&ctx(), Obj::unchanged(done))
+            .await
+            .unwrap();
+    });
+}
