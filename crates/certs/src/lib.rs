@@ -21,6 +21,9 @@ pub use manager::{
 pub use x509::{
     generate_ca_certificate, generate_client_certificate, sign_csr, CaKey, GeneratedCert,
 };
+/// The crates this one builds on, for callers' tests (making CSRs, parsing what was signed).
+#[doc(hidden)]
+pub use {rcgen, x509_parser};
 
 /// The errors of this crate. Messages never contain private keys or passphrases.
 #[derive(Debug, thiserror::Error)]

@@ -205,3 +205,75 @@ async fn credential_rotation_status_guard() {
             .unwrap();
     });
 }
+
+/// `sign_certificate` with the cluster's CAs: the signed certificate chains to the CA of the
+/// requested `ca_cert_type` (signature checked with x509-parser), its issuer is the CA's
+/// subject, and it does not verify against another of the cluster's CAs.
+#[tokio::test]
+async fn signed_certificate_verifies_against_the_cluster_ca() {
+    use openkeel_certs::rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair};
+    use openkeel_certs::x509_parser::pem::parse_x509_pem;
+
+    fn der(pem: &str) -> Vec<u8> {
+        parse_x509_pem(pem.as_bytes()).unwrap().1.contents
+    }
+    on_every_backend!(|db| {
+        let c = with_certs(db);
+        let t = template(db, "t", "v1.30.4", "ubuntu").await;
+        let uuid = create(&c, &t, "c1", 1, &[]).await;
+        let cluster = cluster_row(db, &uuid).await;
+
+        let kp = KeyPair::generate_for(&openkeel_certs::rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, "system:node:worker-0");
+        dn.push(DnType::OrganizationName, "system:nodes");
+        params.distinguished_name = dn;
+        let csr = params.serialize_request(&kp).unwrap().pem().unwrap();
+
+        for (ty, other) in [(None, Some("etcd")), (Some("etcd"), None)] {
+            let cert = Certificate {
+                cluster_uuid: Some(uuid.clone()),
+                csr: Some(csr.clone()),
+                ca_cert_type: ty.map(str::to_string),
+                ..Certificate::default()
+            };
+            let signed = c
+                .handle_sign_certificate(&ctx(), &cluster, Obj::new(cert, ["cluster_uuid", "csr"]))
+                .await
+                .unwrap();
+            assert_eq!(signed.csr.as_deref(), Some(csr.as_str()));
+            let pem = signed.pem.unwrap();
+            let ca_pem = c
+                .handle_get_ca_certificate(&ctx(), &cluster, ty)
+                .await
+                .unwrap()
+                .pem
+                .unwrap();
+            let other_pem = c
+                .handle_get_ca_certificate(&ctx(), &cluster, other)
+                .await
+                .unwrap()
+                .pem
+                .unwrap();
+            let (leaf_der, ca_der, other_der) = (der(&pem), der(&ca_pem), der(&other_pem));
+            let (_, leaf) = openkeel_certs::x509_parser::parse_x509_certificate(&leaf_der).unwrap();
+            let (_, ca) = openkeel_certs::x509_parser::parse_x509_certificate(&ca_der).unwrap();
+            let (_, wrong) =
+                openkeel_certs::x509_parser::parse_x509_certificate(&other_der).unwrap();
+            assert_eq!(leaf.issuer(), ca.subject());
+            leaf.verify_signature(Some(ca.public_key()))
+                .expect("signed by the cluster CA");
+            assert!(leaf.verify_signature(Some(wrong.public_key())).is_err());
+            assert_eq!(
+                leaf.subject().to_string(),
+                "CN=system:node:worker-0, O=system:nodes"
+            );
+            // Magnum adds no basicConstraints the CSR did not ask for; never a CA.
+            assert!(leaf
+                .basic_constraints()
+                .unwrap()
+                .is_none_or(|bc| !bc.value.ca));
+        }
+    });
+}
