@@ -277,3 +277,136 @@ async fn signed_certificate_verifies_against_the_cluster_ca() {
         }
     });
 }
+
+/// A driver that implements neither rotation (the trait's defaults, as Magnum's heat driver
+/// raising `NotImplementedError`).
+struct NoRotation;
+
+#[async_trait::async_trait]
+impl openkeel_drivers::Driver for NoRotation {
+    fn name(&self) -> &str {
+        "no_rotation"
+    }
+    fn provides(&self) -> Vec<openkeel_drivers::ProvidedType> {
+        vec![openkeel_drivers::ProvidedType::new(
+            "vm",
+            "norotation",
+            "kubernetes",
+        )]
+    }
+    async fn create_cluster(
+        &self,
+        _: &openkeel_drivers::DriverContext<'_>,
+        _: &mut Cluster,
+        _: i32,
+    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+        Ok(openkeel_drivers::Writes::none())
+    }
+    async fn update_cluster(
+        &self,
+        _: &openkeel_drivers::DriverContext<'_>,
+        _: &mut Cluster,
+        _: Option<&dyn openkeel_drivers::ScaleManager>,
+        _: bool,
+    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+        Ok(openkeel_drivers::Writes::none())
+    }
+    async fn upgrade_cluster(
+        &self,
+        _: &openkeel_drivers::DriverContext<'_>,
+        _: &mut Cluster,
+        _: &openkeel_core::objects::ClusterTemplate,
+        _: i32,
+        _: &mut openkeel_core::objects::NodeGroup,
+        _: bool,
+    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+        Ok(openkeel_drivers::Writes::none())
+    }
+    async fn delete_cluster(
+        &self,
+        _: &openkeel_drivers::DriverContext<'_>,
+        _: &mut Cluster,
+    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+        Ok(openkeel_drivers::Writes::none())
+    }
+    async fn resize_cluster(
+        &self,
+        _: &openkeel_drivers::DriverContext<'_>,
+        _: &mut Cluster,
+        _: Option<&dyn openkeel_drivers::ScaleManager>,
+        _: i32,
+        _: &[String],
+        _: &mut openkeel_core::objects::NodeGroup,
+    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+        Ok(openkeel_drivers::Writes::none())
+    }
+    async fn create_nodegroup(
+        &self,
+        _: &openkeel_drivers::DriverContext<'_>,
+        _: &mut Cluster,
+        _: &mut openkeel_core::objects::NodeGroup,
+    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+        Ok(openkeel_drivers::Writes::none())
+    }
+    async fn update_nodegroup(
+        &self,
+        _: &openkeel_drivers::DriverContext<'_>,
+        _: &mut Cluster,
+        _: &mut openkeel_core::objects::NodeGroup,
+    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+        Ok(openkeel_drivers::Writes::none())
+    }
+    async fn delete_nodegroup(
+        &self,
+        _: &openkeel_drivers::DriverContext<'_>,
+        _: &mut Cluster,
+        _: &mut openkeel_core::objects::NodeGroup,
+    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+        Ok(openkeel_drivers::Writes::none())
+    }
+}
+
+/// A driver without rotation: credential rotation is `NotSupported("Credential rotation is
+/// not supported by driver.")` (credential_conductor.py); CA rotation is refused, the
+/// cluster keeps its CA and no certificate row is left behind.
+#[tokio::test]
+async fn rotation_refused_by_a_driver_without_it() {
+    on_every_backend!(|db| {
+        let mut drivers = openkeel_drivers::DriverRegistry::new(Default::default());
+        drivers.register(Arc::new(NoRotation));
+        let manager = X509KeyPairCertManager::new(db.clone(), X509Section::default());
+        let c = Conductor::new(
+            db.clone(),
+            Arc::new(drivers),
+            Arc::new(openkeel_conductor::notify::LogNotifier),
+            settings(),
+        )
+        .with_certificates(Arc::new(X509KeyPairCertificates::new(manager)));
+        let t = template(db, "t", "v1.30.4", "norotation").await;
+        let uuid = create(&c, &t, "c1", 1, &[]).await;
+        let before = complete(db, &uuid).await;
+        assert_eq!(refs(&before).iter().flatten().count(), 4);
+
+        let e = c
+            .handle_credential_rotate(&ctx(), Obj::unchanged(before.clone()))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported);
+        assert_eq!(e.code(), 400);
+        assert_eq!(
+            e.message(),
+            "Credential rotation is not supported by driver."
+        );
+
+        let rows = keypair_uuids(db).await;
+        let e = c
+            .handle_rotate_ca_certificate(&ctx(), Obj::unchanged(before.clone()))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported);
+        let after = cluster_row(db, &uuid).await;
+        assert_eq!(refs(&after), refs(&before), "the cluster keeps its CA");
+        assert_eq!(keypair_uuids(db).await, rows, "no certificate leaked");
+        assert_eq!(after.status, Some(ClusterStatus::UpdateFailed));
+    });
+}
