@@ -213,6 +213,35 @@ pub async fn list_with_nodegroups(
         .collect())
 }
 
+/// [`list_with_nodegroups`] for the API's cluster lists: the nodegroups carry only
+/// `cluster_id`, `role`, `node_count`, `node_addresses` and `is_default` (what the list views
+/// read: node and master counts and addresses). Same two statements.
+pub async fn list_with_node_summaries(
+    db: &Database,
+    scope: &Scope,
+    filters: &ClusterFilters,
+    page: &Page<'_, Cluster>,
+) -> Result<Vec<(Cluster, Vec<NodeGroup>)>, DbError> {
+    let mut w = scoped(scope);
+    filters.apply(&mut w);
+    let mut c = db.acquire().await?;
+    let mut conn = c.conn();
+    let clusters = record::select_page(&mut conn, w, page).await?;
+    let uuids: Vec<&str> = clusters.iter().filter_map(|c| c.uuid.as_deref()).collect();
+    let mut groups = nodegroup::summaries_for_clusters_on(&mut conn, scope, &uuids).await?;
+    Ok(clusters
+        .into_iter()
+        .map(|c| {
+            let ngs = c
+                .uuid
+                .as_deref()
+                .and_then(|u| groups.remove(u))
+                .unwrap_or_default();
+            (c, ngs)
+        })
+        .collect())
+}
+
 /// `get_cluster_count_all`: visible clusters matching `filters`.
 pub async fn count(db: &Database, scope: &Scope, filters: &ClusterFilters) -> Result<i64, DbError> {
     let mut w = scoped(scope);

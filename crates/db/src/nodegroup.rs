@@ -202,6 +202,35 @@ pub(crate) async fn for_clusters_on(
     Ok(out)
 }
 
+/// [`for_clusters_on`] keeping only what a cluster list shows of each nodegroup:
+/// `cluster_id`, `role`, `node_count` and `node_addresses` (every other field is left at its
+/// default), so that a page of 1,000 clusters does not hold 2,000 full nodegroups.
+pub(crate) async fn summaries_for_clusters_on(
+    conn: &mut Conn<'_>,
+    scope: &Scope,
+    cluster_uuids: &[&str],
+) -> Result<HashMap<String, Vec<NodeGroup>>, DbError> {
+    let mut out: HashMap<String, Vec<NodeGroup>> = HashMap::new();
+    for chunk in cluster_uuids.chunks(10_000) {
+        let mut w = Where::new();
+        scope.nodegroup_filter(&mut w);
+        w.in_list("cluster_id", chunk.iter().map(|u| Val::from(*u)).collect());
+        let slim = |ng: NodeGroup| NodeGroup {
+            id: ng.id,
+            cluster_id: ng.cluster_id,
+            role: ng.role,
+            node_count: ng.node_count,
+            node_addresses: ng.node_addresses,
+            is_default: ng.is_default,
+            ..NodeGroup::default()
+        };
+        for ng in record::select_where_map::<NodeGroup, _>(conn, &w, slim).await? {
+            out.entry(ng.cluster_id.clone()).or_default().push(ng);
+        }
+    }
+    Ok(out)
+}
+
 /// `get_cluster_nodegroup_count`.
 pub async fn count(db: &Database, scope: &Scope, cluster_id: &str) -> Result<i64, DbError> {
     let w = scoped(scope, cluster_id);

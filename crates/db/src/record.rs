@@ -528,6 +528,18 @@ pub(crate) async fn select_where<T: Record>(
     conn.fetch_map(&sql, filter.args(), T::from_row).await
 }
 
+/// [`select_where`] with each row mapped by `f` as it is decoded (e.g. to keep only a few
+/// fields of each row of a large result).
+pub(crate) async fn select_where_map<T: Record, U>(
+    conn: &mut Conn<'_>,
+    filter: &Where,
+    mut f: impl FnMut(T) -> U,
+) -> Result<Vec<U>, DbError> {
+    let sql = format!("{}{} ORDER BY {}", select_all::<T>(), filter.sql(), q("id"));
+    conn.fetch_map(&sql, filter.args(), |r| T::from_row(r).map(&mut f))
+        .await
+}
+
 /// `SELECT COUNT(*) FROM table WHERE ...`.
 pub(crate) async fn count_where<T: Record>(
     conn: &mut Conn<'_>,

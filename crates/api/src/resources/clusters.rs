@@ -254,7 +254,7 @@ async fn list(state: &ApiState, req: &RequestInfo, detail: bool) -> Result<Reply
         sort_key: Some(&params.sort_key),
         sort_dir: Some(&params.sort_dir),
     };
-    let rows = cluster::list_with_nodegroups(dbh, &scope, &Default::default(), &page)
+    let rows = cluster::list_with_node_summaries(dbh, &scope, &Default::default(), &page)
         .await
         .map_err(db)?;
     // One template look-up per distinct template of the page (Magnum's prefetch), done for
