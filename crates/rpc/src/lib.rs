@@ -13,6 +13,7 @@
 //! oslo.versionedobjects' `obj_what_changed()` does, so that the conductor writes exactly
 //! what Magnum's conductor writes (`save()` persists changed fields only).
 
+pub mod codec;
 pub mod inprocess;
 pub mod transport;
 
