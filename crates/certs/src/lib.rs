@@ -39,6 +39,9 @@ pub enum CertError {
     Crypto(String),
     #[error(transparent)]
     Db(#[from] DbError),
+    /// `CertificateStorageException(msg=…)` (the local cert manager's file errors).
+    #[error("Could not store certificate: {0}")]
+    Storage(String),
 }
 
 impl From<CertError> for MagnumError {
@@ -51,6 +54,9 @@ impl From<CertError> for MagnumError {
             ),
             CertError::Db(e) => e.into(),
             CertError::Crypto(msg) => MagnumError::internal(msg),
+            CertError::Storage(msg) => {
+                MagnumError::new(ErrorKind::CertificateStorageException, &[("msg", &msg)])
+            }
         }
     }
 }

@@ -75,24 +75,49 @@ pub struct ClusterCertRefs {
     pub front_proxy_ca_cert_ref: String,
 }
 
-/// `magnum/common/cert_manager/x509keypair_cert_manager.py` plus the conductor's
-/// certificate helpers over it.
+/// Where the certificates live (`[certificates] cert_manager_type`).
+#[derive(Debug, Clone)]
+enum Store {
+    /// `x509keypair`: rows of the `x509keypair` table.
+    X509KeyPair(Database),
+    /// `local`: files `<ref>.crt`, `<ref>.key`, `<ref>.int`, `<ref>.pass` under
+    /// `[certificates] storage_path`, as Magnum's `local_cert_manager` writes them.
+    Local(std::path::PathBuf),
+}
+
+/// `magnum/common/cert_manager/x509keypair_cert_manager.py` (and `local_cert_manager.py`,
+/// [`X509KeyPairCertManager::local`]) plus the conductor's certificate helpers over them.
 #[derive(Debug, Clone)]
 pub struct X509KeyPairCertManager {
-    db: Database,
+    store: Store,
     settings: X509Section,
 }
 
 impl X509KeyPairCertManager {
     pub fn new(db: Database, settings: X509Section) -> Self {
-        X509KeyPairCertManager { db, settings }
+        X509KeyPairCertManager {
+            store: Store::X509KeyPair(db),
+            settings,
+        }
+    }
+
+    /// The `local` cert manager: files under `storage_path` (the directory is created if
+    /// missing; permissions follow the process umask), in the layout of Magnum's
+    /// `local_cert_manager`. Meant for tests and single-host setups: the files are only on
+    /// the conductor's host. Refs that are not plain uuids are refused (no path traversal).
+    pub fn local(storage_path: impl Into<std::path::PathBuf>, settings: X509Section) -> Self {
+        X509KeyPairCertManager {
+            store: Store::Local(storage_path.into()),
+            settings,
+        }
     }
 
     pub fn settings(&self) -> &X509Section {
         &self.settings
     }
 
-    /// `store_cert`: a new row (project and user from the context); returns its uuid.
+    /// `store_cert`: a new row (project and user from the context) or a new set of files;
+    /// returns the ref (a uuid).
     pub async fn store_cert(
         &self,
         ctx: &RequestContext,
@@ -100,38 +125,101 @@ impl X509KeyPairCertManager {
         private_key: &str,
         private_key_passphrase: Option<&str>,
     ) -> Result<String, CertError> {
-        let row = X509KeyPair {
-            certificate: Some(certificate.to_string()),
-            private_key: Some(private_key.to_string()),
-            private_key_passphrase: private_key_passphrase.map(str::to_string),
-            intermediates: None,
-            project_id: ctx.project_id.clone(),
-            user_id: ctx.user_id.clone(),
-            ..X509KeyPair::default()
-        };
-        let created = x509keypair::create(&self.db, &row).await?;
-        created
-            .uuid
-            .ok_or_else(|| CertError::Crypto("the stored key pair has no uuid".to_string()))
+        match &self.store {
+            Store::X509KeyPair(db) => {
+                let row = X509KeyPair {
+                    certificate: Some(certificate.to_string()),
+                    private_key: Some(private_key.to_string()),
+                    private_key_passphrase: private_key_passphrase.map(str::to_string),
+                    intermediates: None,
+                    project_id: ctx.project_id.clone(),
+                    user_id: ctx.user_id.clone(),
+                    ..X509KeyPair::default()
+                };
+                let created = x509keypair::create(db, &row).await?;
+                created
+                    .uuid
+                    .ok_or_else(|| CertError::Crypto("the stored key pair has no uuid".to_string()))
+            }
+            Store::Local(dir) => {
+                let r = uuid::Uuid::new_v4().to_string();
+                let base = dir.join(&r);
+                let write = |ext: &str, text: &str| {
+                    std::fs::write(base.with_extension(ext), text)
+                        .map_err(|e| CertError::Storage(e.to_string()))
+                };
+                std::fs::create_dir_all(dir).map_err(|e| CertError::Storage(e.to_string()))?;
+                write("crt", certificate)?;
+                write("key", private_key)?;
+                if let Some(p) = private_key_passphrase.filter(|p| !p.is_empty()) {
+                    write("pass", p)?;
+                }
+                Ok(r)
+            }
+        }
     }
 
-    /// `get_cert`: `X509KeyPair.get_by_uuid` (tenant-scoped by the context).
+    /// `get_cert`: `X509KeyPair.get_by_uuid` (tenant-scoped by the context), or the files.
     pub async fn get_cert(&self, ctx: &RequestContext, cert_ref: &str) -> Result<Cert, CertError> {
-        let row = x509keypair::get_by_uuid(&self.db, &Scope::from(ctx), cert_ref).await?;
-        Ok(Cert {
-            certificate: row.certificate.unwrap_or_default(),
-            private_key: row.private_key.unwrap_or_default(),
-            private_key_passphrase: row.private_key_passphrase,
-            intermediates: row.intermediates,
-        })
+        match &self.store {
+            Store::X509KeyPair(db) => {
+                let row = x509keypair::get_by_uuid(db, &Scope::from(ctx), cert_ref).await?;
+                Ok(Cert {
+                    certificate: row.certificate.unwrap_or_default(),
+                    private_key: row.private_key.unwrap_or_default(),
+                    private_key_passphrase: row.private_key_passphrase,
+                    intermediates: row.intermediates,
+                })
+            }
+            Store::Local(dir) => {
+                let base = local_base(dir, cert_ref)?;
+                let read = |ext: &str| std::fs::read_to_string(base.with_extension(ext));
+                let optional = |ext: &str| match read(ext) {
+                    Ok(t) => Ok(Some(t)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(CertError::Storage(e.to_string())),
+                };
+                Ok(Cert {
+                    certificate: read("crt").map_err(|_| {
+                        CertError::Storage("Certificate could not be read.".to_string())
+                    })?,
+                    private_key: read("key").map_err(|_| {
+                        CertError::Storage("Private Key could not be read.".to_string())
+                    })?,
+                    intermediates: optional("int")?,
+                    private_key_passphrase: optional("pass")?,
+                })
+            }
+        }
     }
 
-    /// `delete_cert`: get (scoped) then destroy.
+    /// `delete_cert`: get (scoped) then destroy; for files, remove all four (missing ones
+    /// are fine; a ref with no certificate file is `X509KeyPairNotFound`, as a missing row).
     pub async fn delete_cert(&self, ctx: &RequestContext, cert_ref: &str) -> Result<(), CertError> {
-        let row = x509keypair::get_by_uuid(&self.db, &Scope::from(ctx), cert_ref).await?;
-        let ident = row.uuid.unwrap_or_else(|| cert_ref.to_string());
-        x509keypair::destroy(&self.db, &ident).await?;
-        Ok(())
+        match &self.store {
+            Store::X509KeyPair(db) => {
+                let row = x509keypair::get_by_uuid(db, &Scope::from(ctx), cert_ref).await?;
+                let ident = row.uuid.unwrap_or_else(|| cert_ref.to_string());
+                x509keypair::destroy(db, &ident).await?;
+                Ok(())
+            }
+            Store::Local(dir) => {
+                let base = local_base(dir, cert_ref)?;
+                if !base.with_extension("crt").exists() {
+                    return Err(CertError::Db(DbError::X509KeyPairNotFound(
+                        cert_ref.to_string(),
+                    )));
+                }
+                for ext in ["crt", "key", "int", "pass"] {
+                    match std::fs::remove_file(base.with_extension(ext)) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(CertError::Storage(e.to_string())),
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 
     async fn store_ca(
@@ -266,6 +354,17 @@ impl X509KeyPairCertManager {
             (issuer_name(cluster), csr.to_string(), self.settings.clone());
         blocking(move || sign_csr(&csr, &issuer, &key, &settings)).await
     }
+}
+
+/// `<storage_path>/<ref>` for a ref that is a plain uuid (never a path: a ref read from a
+/// database row must not name files outside the storage directory).
+fn local_base(dir: &std::path::Path, cert_ref: &str) -> Result<std::path::PathBuf, CertError> {
+    if uuid::Uuid::parse_str(cert_ref).is_err() {
+        return Err(CertError::Db(DbError::X509KeyPairNotFound(
+            cert_ref.to_string(),
+        )));
+    }
+    Ok(dir.join(cert_ref))
 }
 
 async fn blocking<T: Send + 'static>(

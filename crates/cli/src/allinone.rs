@@ -287,9 +287,18 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
                 openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
             ))
         }
+        "local" => {
+            let manager = openkeel_certs::manager::X509KeyPairCertManager::local(
+                &config.certificates.storage_path,
+                config.x509.clone(),
+            );
+            conductor.with_certificates(Arc::new(
+                openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
+            ))
+        }
         other => {
             return Err(StartError::Unsupported(format!(
-                "[certificates] cert_manager_type = {other} is not available in this build; use x509keypair"
+                "[certificates] cert_manager_type = {other} is not available in this build; use x509keypair or local"
             )))
         }
     };

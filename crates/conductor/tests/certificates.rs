@@ -410,3 +410,114 @@ async fn rotation_refused_by_a_driver_without_it() {
         assert_eq!(after.status, Some(ClusterStatus::UpdateFailed));
     });
 }
+
+/// `[certificates] cert_manager_type = local`: the same handlers over files in
+/// `storage_path` (`<ref>.crt`, `.key`, `.pass`), all removed at delete.
+#[tokio::test]
+async fn the_local_cert_manager_stores_signs_and_deletes_files() {
+    let db = Database::in_memory().await.unwrap();
+    openkeel_db::manage::upgrade(&db).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("certificates");
+    let (c, _rec) = conductor(&db);
+    let c = Arc::try_unwrap(c).expect("sole owner");
+    let manager = X509KeyPairCertManager::local(&store, X509Section::default());
+    let c = c.with_certificates(Arc::new(X509KeyPairCertificates::new(manager)));
+    let t = template(&db, "t", "v1.30.4", "ubuntu").await;
+    let uuid = create(&c, &t, "c1", 1, &[]).await;
+    let cluster = cluster_row(&db, &uuid).await;
+    let files = |ext: &str| {
+        std::fs::read_dir(&store)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == ext)
+            })
+            .count()
+    };
+    assert_eq!((files("crt"), files("key"), files("pass")), (4, 4, 4));
+    for r in refs(&cluster).into_iter().flatten() {
+        assert!(store.join(format!("{r}.crt")).exists(), "{r}");
+    }
+    let ca = c
+        .handle_get_ca_certificate(&ctx(), &cluster, None)
+        .await
+        .unwrap();
+    assert!(ca.pem.unwrap().starts_with("-----BEGIN CERTIFICATE-----"));
+    // the CA's encrypted key is read back with its passphrase and signs
+    let e = c
+        .handle_sign_certificate(
+            &ctx(),
+            &cluster,
+            Obj::new(
+                Certificate {
+                    csr: Some("not a csr".into()),
+                    ..Certificate::default()
+                },
+                ["csr"],
+            ),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidCsr);
+    let work = dir.path().join("csr");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-new",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=node-1",
+        ])
+        .args(["-keyout", "k.pem", "-out", "r.csr"])
+        .current_dir(&work)
+        .output()
+        .expect("openssl CLI");
+    assert!(out.status.success());
+    let csr = std::fs::read_to_string(work.join("r.csr")).unwrap();
+    let signed = c
+        .handle_sign_certificate(
+            &ctx(),
+            &cluster,
+            Obj::new(
+                Certificate {
+                    csr: Some(csr),
+                    ..Certificate::default()
+                },
+                ["csr"],
+            ),
+        )
+        .await
+        .unwrap();
+    std::fs::write(work.join("signed.pem"), signed.pem.unwrap() + "\n").unwrap();
+    std::fs::write(
+        work.join("ca.pem"),
+        c.handle_get_ca_certificate(&ctx(), &cluster, None)
+            .await
+            .unwrap()
+            .pem
+            .unwrap()
+            + "\n",
+    )
+    .unwrap();
+    let v = std::process::Command::new("openssl")
+        .args(["verify", "-CAfile", "ca.pem", "signed.pem"])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    // cluster delete → the status sync deletes the certificates with the rows
+    let backend = X509KeyPairCertificates::new(X509KeyPairCertManager::local(
+        &store,
+        X509Section::default(),
+    ));
+    use openkeel_conductor::ClusterCertificates;
+    backend.delete_certificates(&ctx(), &cluster).await.unwrap();
+    assert_eq!((files("crt"), files("key"), files("pass")), (0, 0, 0));
+}
