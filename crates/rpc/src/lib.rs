@@ -15,6 +15,7 @@
 
 pub mod codec;
 pub mod inprocess;
+pub mod remote;
 pub mod transport;
 
 use async_trait::async_trait;
