@@ -125,6 +125,8 @@ fn list_drivers_matches_magnum_driver_manage() {
             &["--details", "--paths"][..],
             &["-f", "value"][..],
             &["-d", "-f", "value"][..],
+            &["-d", "-p", "-f", "json"][..],
+            &["-f", "json", "--noindent"][..],
         ] {
             let c = conf.to_str().unwrap();
             let mut args = vec!["--config-file", c, "list-drivers"];

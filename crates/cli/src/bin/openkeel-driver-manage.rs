@@ -1,6 +1,6 @@
 //! `openkeel-driver-manage`: Magnum's `magnum-driver-manage` for OpenKeel.
 //!
-//! `openkeel-driver-manage list-drivers [-d|--details] [-p|--paths] [-f table|value]` lists
+//! `openkeel-driver-manage list-drivers [-d|--details] [-p|--paths] [-f table|value|json] [--noindent]` lists
 //! the drivers this build provides and the configuration enables (`[drivers]
 //! disabled_drivers` removes one, as it removes an entry point from Magnum's list; the
 //! simulator appears only with `[openkeel] enable_simulator_driver = true`), one row per
@@ -29,6 +29,7 @@ struct Cli {
 enum Format {
     Table,
     Value,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,7 +45,57 @@ enum Command {
         /// the output format, defaults to table
         #[arg(short = 'f', long, value_enum, default_value = "table")]
         format: Format,
+        /// whether to disable indenting the JSON
+        #[arg(long)]
+        noindent: bool,
     },
+}
+
+/// cliff's JSON formatter: `json.dumps([{column: value}], indent=2)` (or without indent).
+fn json_list(headers: &[&str], rows: &[Vec<String>], indent: bool) -> String {
+    let objects: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let mut m = serde_json::Map::new();
+            for (h, v) in headers.iter().zip(r) {
+                m.insert((*h).to_string(), serde_json::Value::from(v.as_str()));
+            }
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    if !indent {
+        return openkeel_core::pyjson::dumps(&serde_json::Value::Array(objects));
+    }
+    if objects.is_empty() {
+        return "[]".to_string();
+    }
+    // json.dumps(indent=2): one key per line, ", " becomes ",\n", keys as json.dumps writes them
+    let mut out = String::from("[\n");
+    for (i, o) in objects.iter().enumerate() {
+        out.push_str("  {\n");
+        let fields: Vec<String> = o
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "    {}: {}",
+                            openkeel_core::pyjson::dumps(&serde_json::Value::from(k.as_str())),
+                            openkeel_core::pyjson::dumps(v)
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push_str(&fields.join(",\n"));
+        out.push_str("\n  }");
+        if i + 1 < objects.len() {
+            out.push(',');
+        }
+        out.push('\n');
+    }
+    out.push(']');
+    out
 }
 
 fn main() -> ExitCode {
@@ -53,6 +104,7 @@ fn main() -> ExitCode {
         details,
         paths,
         format,
+        noindent,
     } = cli.command;
     let sources =
         ConfigSource::command_line("magnum", &cli.config.config_file, &cli.config.config_dir);
@@ -100,6 +152,7 @@ fn main() -> ExitCode {
                 println!("{}", r.join(" "));
             }
         }
+        Format::Json => println!("{}", json_list(&headers, &rows, !noindent)),
     }
     ExitCode::SUCCESS
 }
