@@ -29,6 +29,7 @@ mod handlers;
 pub mod heartbeat;
 pub mod notify;
 pub mod periodic;
+pub mod rpc_server;
 mod save;
 
 use std::collections::HashMap;

@@ -1,0 +1,244 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The full RPC loop without a broker: `RemoteConductor` encodes the arguments as magnum-api
+//! does, the JSON text crosses an in-memory `RpcCaller`, `ConductorDispatcher` decodes them
+//! and runs the real `Conductor` (simulator driver) on SQLite / MariaDB.
+
+mod common;
+
+use async_trait::async_trait;
+use common::*;
+use openkeel_conductor::rpc_server::ConductorDispatcher;
+use openkeel_core::context::RequestContext;
+use openkeel_core::error::MagnumError;
+use openkeel_core::objects::{ClusterStatus, NodeGroup};
+use openkeel_rpc::remote::RemoteConductor;
+use openkeel_rpc::transport::{Args, Dispatcher, RemoteFailure, RpcCaller};
+use openkeel_rpc::{ConductorApi, Obj};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// Serializes the args to text and back, then dispatches (a cast is awaited here, so the
+/// test sees its effect; its failure is dropped as the transport would only log it).
+struct Wire(Arc<ConductorDispatcher>);
+
+impl Wire {
+    async fn run(&self, ctx: &RequestContext, m: &str, a: Args) -> Result<Value, RemoteFailure> {
+        let a: Args = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+        self.0.dispatch(ctx.clone(), m, a).await
+    }
+}
+
+#[async_trait]
+impl RpcCaller for Wire {
+    async fn cast(&self, ctx: &RequestContext, m: &str, a: Args) -> Result<(), MagnumError> {
+        if let Err(f) = self.run(ctx, m, a).await {
+            eprintln!("cast {m} failed: {f:?}");
+        }
+        Ok(())
+    }
+    async fn call(&self, ctx: &RequestContext, m: &str, a: Args) -> Result<Value, MagnumError> {
+        self.run(ctx, m, a)
+            .await
+            .map_err(|f| match MagnumError::kind_by_class_name(&f.class) {
+                Some(k) => MagnumError::with_message(k, f.message),
+                None => MagnumError::internal(f.message),
+            })
+    }
+}
+
+#[tokio::test]
+async fn cluster_lifecycle_over_the_codec() {
+    on_every_backend!(|db| {
+        let (c, _rec) = conductor(db);
+        let d = Arc::new(ConductorDispatcher::new(c.clone()));
+        let remote = RemoteConductor::new(Wire(d));
+        let t1 = template(db, "k8s-131", "v1.31.2", "ubuntu").await;
+        let t2 = template(db, "k8s-132", "v1.32.0", "ubuntu").await;
+
+        // create (cast)
+        let new = new_cluster(&t1, "alpha", &[]);
+        let uuid = new.data.uuid.clone().unwrap();
+        remote.cluster_create(&ctx(), new, 1, 2, 60).await.unwrap();
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::CreateInProgress
+        );
+        assert_eq!(ngs(db, &uuid).await.len(), 2);
+        c.sync_cluster_status().await;
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::CreateComplete
+        );
+
+        // update node_count (cast)
+        remote
+            .cluster_update(&ctx(), obj(db, &uuid).await, 3, None, None, false)
+            .await
+            .unwrap();
+        assert_eq!(
+            ng_named(db, &uuid, "default-worker").await.node_count,
+            Some(3)
+        );
+        c.sync_cluster_status().await;
+
+        // resize (cast)
+        let w = ng_named(db, &uuid, "default-worker").await;
+        remote
+            .cluster_resize(&ctx(), obj(db, &uuid).await, 4, vec![], Obj::unchanged(w))
+            .await
+            .unwrap();
+        let w = ng_named(db, &uuid, "default-worker").await;
+        assert_eq!(
+            (w.node_count, w.status),
+            (Some(4), Some(ClusterStatus::UpdateInProgress))
+        );
+        c.sync_cluster_status().await;
+
+        // upgrade (call)
+        let w = ng_named(db, &uuid, "default-worker").await;
+        remote
+            .cluster_upgrade(
+                &ctx(),
+                obj(db, &uuid).await,
+                Obj::unchanged(t2.clone()),
+                1,
+                Obj::unchanged(w),
+                false,
+            )
+            .await
+            .unwrap();
+        let row = cluster_row(db, &uuid).await;
+        assert_eq!(row.status, Some(ClusterStatus::UpdateInProgress));
+        assert_eq!(row.cluster_template_id, t2.uuid);
+        c.sync_cluster_status().await;
+        assert_eq!(
+            cluster_row(db, &uuid).await.coe_version.as_deref(),
+            Some("v1.32.0")
+        );
+
+        // nodegroup create / update / delete (casts)
+        let cl = cluster_row(db, &uuid).await;
+        let ng = Obj::new(
+            NodeGroup {
+                uuid: uuid::Uuid::new_v4().to_string(),
+                name: "extra".into(),
+                cluster_id: uuid.clone(),
+                project_id: PROJECT.into(),
+                flavor_id: Some("m1.small".into()),
+                image_id: Some("image-k8s-132".into()),
+                node_count: Some(2),
+                role: Some("worker".into()),
+                min_node_count: Some(0),
+                max_node_count: None,
+                labels: cl.labels.clone(),
+                ..NodeGroup::default()
+            },
+            [
+                "uuid",
+                "name",
+                "cluster_id",
+                "project_id",
+                "flavor_id",
+                "image_id",
+                "node_count",
+                "role",
+                "min_node_count",
+                "max_node_count",
+                "labels",
+            ],
+        );
+        remote
+            .nodegroup_create(&ctx(), Obj::unchanged(cl), ng)
+            .await
+            .unwrap();
+        let extra = ng_named(db, &uuid, "extra").await;
+        assert_eq!(
+            (extra.node_count, extra.status, extra.is_default),
+            (Some(2), Some(ClusterStatus::CreateInProgress), Some(false))
+        );
+        c.sync_cluster_status().await;
+        let mut patch = Obj::unchanged(ng_named(db, &uuid, "extra").await);
+        patch.data.max_node_count = Some(7);
+        patch.touch("max_node_count");
+        remote
+            .nodegroup_update(&ctx(), obj(db, &uuid).await, patch)
+            .await
+            .unwrap();
+        let extra = ng_named(db, &uuid, "extra").await;
+        assert_eq!(
+            (extra.max_node_count, extra.status),
+            (Some(7), Some(ClusterStatus::UpdateInProgress))
+        );
+        c.sync_cluster_status().await;
+        remote
+            .nodegroup_delete(
+                &ctx(),
+                obj(db, &uuid).await,
+                Obj::unchanged(ng_named(db, &uuid, "extra").await),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            ng_named(db, &uuid, "extra").await.status,
+            Some(ClusterStatus::DeleteInProgress)
+        );
+
+        // a handler's error on a call comes back with its class
+        let w = ng_named(db, &uuid, "default-worker").await;
+        let e = remote
+            .cluster_upgrade(
+                &ctx(),
+                obj(db, &uuid).await,
+                Obj::unchanged(t2.clone()),
+                1,
+                Obj::unchanged(w),
+                false,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), 400, "{e:?}");
+
+        // delete (cast)
+        remote.cluster_delete(&ctx(), uuid.clone()).await.unwrap();
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::DeleteInProgress
+        );
+    });
+}
+
+#[tokio::test]
+async fn ping_federation_indirection_and_unknown_methods() {
+    on_every_backend!(|db| {
+        let (c, _rec) = conductor(db);
+        let d = ConductorDispatcher::new(c);
+        let r = d.dispatch(ctx(), "ping_conductor", Args::new()).await;
+        assert_eq!(r, Ok(json!(true)));
+        for m in [
+            "federation_create",
+            "federation_update",
+            "federation_delete",
+        ] {
+            let f = d.dispatch(ctx(), m, Args::new()).await.unwrap_err();
+            assert_eq!(f, RemoteFailure::builtin("NotImplementedError", ""));
+        }
+        let mut a = Args::new();
+        a.insert("objname".into(), json!("Cluster"));
+        a.insert("objmethod".into(), json!("get_by_name"));
+        let f = d
+            .dispatch(ctx(), "object_class_action_versions", a)
+            .await
+            .unwrap_err();
+        assert_eq!(f.class, "NotImplementedError");
+        assert!(f.message.contains("Cluster.get_by_name"), "{}", f.message);
+        let f = d.dispatch(ctx(), "nope", Args::new()).await.unwrap_err();
+        assert_eq!(
+            (f.class.as_str(), f.module.as_str(), f.message.as_str()),
+            (
+                "NoSuchMethod",
+                "oslo_messaging.rpc.dispatcher",
+                "Endpoint does not support RPC method nope"
+            )
+        );
+    });
+}
