@@ -13,7 +13,7 @@ use openkeel_core::error::MagnumError;
 use openkeel_core::objects::{ClusterStatus, NodeGroup};
 use openkeel_rpc::remote::RemoteConductor;
 use openkeel_rpc::transport::{Args, Dispatcher, RemoteFailure, RpcCaller};
-use openkeel_rpc::{ConductorApi, Obj};
+use openkeel_rpc::{codec, ConductorApi, Obj};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -239,6 +239,179 @@ async fn ping_federation_indirection_and_unknown_methods() {
                 "oslo_messaging.rpc.dispatcher",
                 "Endpoint does not support RPC method nope"
             )
+        );
+    });
+}
+
+fn class_action(objname: &str, objmethod: &str, versions: Value, args: Value) -> Args {
+    let mut a = Args::new();
+    a.insert("objname".into(), json!(objname));
+    a.insert("objmethod".into(), json!(objmethod));
+    a.insert("object_versions".into(), versions);
+    a.insert("args".into(), args);
+    a.insert("kwargs".into(), json!({}));
+    a
+}
+
+#[tokio::test]
+async fn indirection_read_paths_from_the_database() {
+    on_every_backend!(|db| {
+        let (c, _rec) = conductor(db);
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        let uuid = ready(&c, db, &t, "alpha", &[]).await;
+        let d = ConductorDispatcher::new(c).with_database(db.clone());
+        let oca = "object_class_action_versions";
+        let cv = json!({"Cluster": "1.24", "ClusterTemplate": "1.21"});
+
+        for (m, key) in [
+            ("get_by_name", "alpha"),
+            ("get_by_uuid", uuid.as_str()),
+            ("get", uuid.as_str()),
+        ] {
+            let r = d
+                .dispatch(
+                    ctx(),
+                    oca,
+                    class_action("Cluster", m, cv.clone(), json!([key])),
+                )
+                .await
+                .unwrap();
+            let got: Obj<openkeel_core::objects::Cluster> = codec::decode(&r).unwrap();
+            assert_eq!(got.data, cluster_row(db, &uuid).await, "{m}");
+            assert!(r.get("magnum_object.changes").is_none());
+            assert_eq!(
+                r["magnum_object.data"]["created_at"]
+                    .as_str()
+                    .unwrap()
+                    .len(),
+                20
+            );
+        }
+        // a single object comes back at the caller's version
+        let r = d
+            .dispatch(
+                ctx(),
+                oca,
+                class_action(
+                    "Cluster",
+                    "get_by_name",
+                    json!({"Cluster": "1.21"}),
+                    json!(["alpha"]),
+                ),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["magnum_object.version"], "1.21");
+        // not found keeps Magnum's class
+        let f = d
+            .dispatch(
+                ctx(),
+                oca,
+                class_action("Cluster", "get_by_name", cv.clone(), json!(["nope"])),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (f.class.as_str(), f.kwargs["code"].clone()),
+            ("ClusterNotFound", json!(404))
+        );
+
+        let tv = json!({"ClusterTemplate": "1.21"});
+        for (m, key) in [
+            ("get", t.uuid.clone().unwrap()),
+            ("get_by_uuid", t.uuid.clone().unwrap()),
+            ("get_by_name", "k8s".to_string()),
+        ] {
+            let r = d
+                .dispatch(
+                    ctx(),
+                    oca,
+                    class_action("ClusterTemplate", m, tv.clone(), json!([key])),
+                )
+                .await
+                .unwrap();
+            let got: Obj<openkeel_core::objects::ClusterTemplate> = codec::decode(&r).unwrap();
+            assert_eq!(got.data, t, "{m}");
+        }
+
+        let r = d
+            .dispatch(
+                ctx(),
+                oca,
+                class_action(
+                    "NodeGroup",
+                    "get",
+                    json!({"NodeGroup": "1.2"}),
+                    json!([uuid, "default-worker"]),
+                ),
+            )
+            .await
+            .unwrap();
+        let ng: Obj<NodeGroup> = codec::decode(&r).unwrap();
+        let mut row = ng_named(db, &uuid, "default-worker").await;
+        // OVO reads a NULL min_node_count (non-nullable, default 0) as 0
+        assert_eq!(row.min_node_count, None);
+        row.min_node_count = Some(0);
+        assert_eq!(ng.data, row);
+
+        let r = d
+            .dispatch(
+                ctx(),
+                oca,
+                class_action(
+                    "Stats",
+                    "get_cluster_stats",
+                    json!({"Stats": "1.0"}),
+                    json!([null]),
+                ),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            r,
+            json!({"magnum_object.name": "Stats", "magnum_object.namespace": "magnum",
+                   "magnum_object.version": "1.0",
+                   "magnum_object.data": {"clusters": 1, "nodes": 3},
+                   "magnum_object.changes": ["clusters", "nodes"]})
+        );
+
+        let r = d
+            .dispatch(
+                ctx(),
+                oca,
+                class_action(
+                    "MagnumService",
+                    "list",
+                    json!({"MagnumService": "1.0"}),
+                    json!([]),
+                ),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r, json!([]));
+
+        // an unsupported indirection call is a clear failure
+        let f = d
+            .dispatch(
+                ctx(),
+                oca,
+                class_action("Cluster", "list", cv.clone(), json!([])),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(f.class, "NotImplementedError");
+        assert!(f.message.contains("Cluster.list"));
+        let mut a = Args::new();
+        a.insert(
+            "objinst".into(),
+            json!({"magnum_object.name": "ClusterTemplate"}),
+        );
+        a.insert("objmethod".into(), json!("create"));
+        let f = d.dispatch(ctx(), "object_action", a).await.unwrap_err();
+        assert!(
+            f.message.contains("ClusterTemplate.create"),
+            "{}",
+            f.message
         );
     });
 }
