@@ -6,7 +6,8 @@
 //! * `ping_conductor` answers `true`; the federation methods raise `NotImplementedError`;
 //! * object indirection (§11): with a database ([`ConductorDispatcher::with_database`]),
 //!   `object_class_action_versions` serves the read paths magnum-api uses most
-//!   (Cluster / ClusterTemplate `get`, `get_by_uuid`, `get_by_name`; NodeGroup `get`;
+//!   (Cluster / ClusterTemplate `get`, `get_by_uuid`, `get_by_name`, `list` (Cluster: no
+//!   filters); NodeGroup `get`, `list` (filters `is_default`, `role`, `name`);
 //!   MagnumService `list`; Stats `get_cluster_stats`); every other indirection call answers
 //!   a failure (`NotImplementedError` naming the object method), never a fake success;
 //! * anything else is oslo.messaging's `NoSuchMethod`.
@@ -15,7 +16,10 @@ use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
 use openkeel_core::objects::Stats;
-use openkeel_db::{cluster, cluster_template, magnum_service, nodegroup, Database, Page, Scope};
+use openkeel_db::{
+    cluster, cluster_template, magnum_service, nodegroup, ClusterFilters, ClusterTemplateFilters,
+    Database, NodeGroupFilters, Page, Scope,
+};
 use openkeel_rpc::codec::{self, VersionedObject};
 use openkeel_rpc::remote::{no_such_method, serve};
 use openkeel_rpc::transport::{Args, Dispatcher, RemoteFailure};
@@ -109,6 +113,60 @@ impl ConductorDispatcher {
                     .map_err(MagnumError::from)
                     .map(|n| single(Obj::unchanged(n), requested.as_deref()))
             }
+            ("Cluster", "list") => {
+                if !no_filters(arg(4, "filters")) {
+                    return Some(Err(unsupported("Cluster.list with filters")));
+                }
+                let (limit, marker, key, dir) = match paging(&arg, 0) {
+                    Ok(p) => p,
+                    Err(f) => return Some(Err(f)),
+                };
+                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
+                cluster::list(db, &scope, &ClusterFilters::default(), &page)
+                    .await
+                    .map_err(MagnumError::from)
+                    .map(list_value)
+            }
+            ("ClusterTemplate", "list") => {
+                let (limit, marker, key, dir) = match paging(&arg, 0) {
+                    Ok(p) => p,
+                    Err(f) => return Some(Err(f)),
+                };
+                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
+                cluster_template::list(db, &scope, &ClusterTemplateFilters::default(), &page)
+                    .await
+                    .map_err(MagnumError::from)
+                    .map(list_value)
+            }
+            ("NodeGroup", "list") => {
+                let cid = s(arg(0, "cluster_id"));
+                let mut filters = NodeGroupFilters::default();
+                if let Some(Value::Object(f)) = arg(6, "filters") {
+                    for (k, v) in f {
+                        match (k.as_str(), v) {
+                            ("is_default", Value::Bool(b)) => filters.is_default = Some(b),
+                            ("role", Value::String(r)) => filters.role = Some(r),
+                            ("name", Value::String(n)) => filters.name = Some(n),
+                            _ => {
+                                return Some(Err(unsupported(&format!(
+                                    "NodeGroup.list with filter {k}"
+                                ))))
+                            }
+                        }
+                    }
+                } else if !no_filters(arg(6, "filters")) {
+                    return Some(Err(unsupported("NodeGroup.list with these filters")));
+                }
+                let (limit, marker, key, dir) = match paging(&arg, 1) {
+                    Ok(p) => p,
+                    Err(f) => return Some(Err(f)),
+                };
+                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
+                nodegroup::list(db, &scope, &cid, &filters, &page)
+                    .await
+                    .map_err(MagnumError::from)
+                    .map(list_value)
+            }
             ("MagnumService", "list") => magnum_service::list(db, None, &Page::all())
                 .await
                 .map_err(MagnumError::from)
@@ -133,6 +191,72 @@ impl ConductorDispatcher {
         };
         Some(out.map_err(RemoteFailure::from))
     }
+}
+
+fn unsupported(what: &str) -> RemoteFailure {
+    RemoteFailure::builtin(
+        "NotImplementedError",
+        format!("OpenKeel's conductor does not serve object_class_action_versions ({what}) yet"),
+    )
+}
+
+fn no_filters(v: Option<Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => true,
+        Some(Value::Object(m)) => m.is_empty(),
+        _ => false,
+    }
+}
+
+type Paging<T> = (Option<u64>, Option<T>, Option<String>, Option<String>);
+
+/// `limit, marker, sort_key, sort_dir` from positional index `first` on; the marker is an
+/// object primitive (magnum-api sends the marker object).
+#[allow(clippy::result_large_err)]
+fn paging<T: VersionedObject>(
+    arg: &dyn Fn(usize, &str) -> Option<Value>,
+    first: usize,
+) -> Result<Paging<T>, RemoteFailure> {
+    let limit = arg(first, "limit").and_then(|v| v.as_u64());
+    let marker = match arg(first + 1, "marker") {
+        None | Some(Value::Null) => None,
+        Some(m) => Some(
+            codec::decode::<T>(&m)
+                .map_err(|e| RemoteFailure::builtin("ValueError", e.to_string()))?
+                .data,
+        ),
+    };
+    let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_string));
+    Ok((
+        limit,
+        marker,
+        text(arg(first + 2, "sort_key")),
+        text(arg(first + 3, "sort_dir")),
+    ))
+}
+
+fn make_page<'a, T>(
+    limit: Option<u64>,
+    marker: Option<&'a T>,
+    key: Option<&'a str>,
+    dir: Option<&'a str>,
+) -> Page<'a, T> {
+    Page {
+        limit,
+        marker,
+        sort_key: key,
+        sort_dir: dir,
+    }
+}
+
+/// A list result: every object at the conductor's current version.
+fn list_value<T: VersionedObject>(items: Vec<T>) -> Value {
+    Value::Array(
+        items
+            .into_iter()
+            .map(|o| codec::encode(&Obj::unchanged(o)))
+            .collect(),
+    )
 }
 
 /// A single object at the caller's requested version (relabelled: no Magnum object
