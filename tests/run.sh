@@ -211,6 +211,8 @@ for a in "$@"; do
     case $a in -p | -p* | --package | --package=* | --manifest-path | --manifest-path=*) select_pkgs=1 ;; esac
 done
 [ "$select_pkgs" = 1 ] || test_args+=(--workspace)
+# every failing test binary is reported in one run, not only the first
+test_args+=(--no-fail-fast)
 test_args+=("$@")
 
 for tool in fmt clippy; do
