@@ -15,6 +15,7 @@
 
 pub mod codec;
 pub mod inprocess;
+pub mod oslo;
 pub mod remote;
 pub mod transport;
 

@@ -1,0 +1,436 @@
+//! Connections to the brokers of `transport_url`, declarations as oslo.messaging's rabbit
+//! driver makes them (rpc.md §2), and a publisher with publisher confirms that retries
+//! until its deadline instead of dropping a message.
+
+use super::RabbitSettings;
+use lapin::options::{
+    BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
+    QueueDeclareOptions,
+};
+use lapin::protocol::constants::REPLY_SUCCESS;
+use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
+use lapin::uri::{AMQPAuthority, AMQPQueryString, AMQPScheme, AMQPUri, AMQPUserInfo};
+use lapin::{
+    BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
+};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+/// Why a broker operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    #[error("AMQP: {0}")]
+    Amqp(#[from] lapin::Error),
+    #[error("the broker did not confirm the message within the timeout ({0})")]
+    Timeout(String),
+    #[error("the broker refused the message (nack)")]
+    Nacked,
+    #[error("no queue is bound to routing key {0} (message returned)")]
+    Returned(String),
+    #[error("TLS configuration: {0}")]
+    Tls(String),
+}
+
+/// One logical connection to the broker cluster of `transport_url`: connects lazily, fails
+/// over round-robin between the hosts, and is replaced when it breaks.
+pub struct Broker {
+    settings: Arc<RabbitSettings>,
+    next_host: AtomicUsize,
+    conn: Mutex<Option<Arc<Connection>>>,
+    /// What this process is called on the broker (`connection_name`).
+    connection_name: String,
+}
+
+impl Broker {
+    pub fn new(settings: Arc<RabbitSettings>) -> Arc<Self> {
+        let connection_name = format!(
+            "{}:{}:{}",
+            settings.program,
+            std::process::id(),
+            uuid::Uuid::new_v4()
+        );
+        Arc::new(Broker {
+            settings,
+            next_host: AtomicUsize::new(0),
+            conn: Mutex::new(None),
+            connection_name,
+        })
+    }
+
+    pub fn settings(&self) -> &RabbitSettings {
+        &self.settings
+    }
+
+    fn uri(&self, i: usize) -> AMQPUri {
+        let h = &self.settings.hosts[i % self.settings.hosts.len()];
+        let auth_mechanism = match self.settings.login_method.to_ascii_uppercase().as_str() {
+            "PLAIN" => lapin::uri::SASLMechanism::Plain,
+            "EXTERNAL" => lapin::uri::SASLMechanism::External,
+            "RABBIT-CR-DEMO" => lapin::uri::SASLMechanism::RabbitCrDemo,
+            _ => lapin::uri::SASLMechanism::AMQPlain,
+        };
+        AMQPUri {
+            scheme: if self.settings.ssl {
+                AMQPScheme::AMQPS
+            } else {
+                AMQPScheme::AMQP
+            },
+            authority: AMQPAuthority {
+                userinfo: AMQPUserInfo {
+                    username: h.username.clone(),
+                    password: h.password.clone(),
+                },
+                host: h.host.clone(),
+                port: h.port,
+            },
+            vhost: self.settings.virtual_host.clone(),
+            query: AMQPQueryString {
+                heartbeat: Some(self.settings.heartbeat),
+                connection_timeout: Some(self.settings.interval_max.as_millis().max(1000) as u64),
+                auth_mechanism: Some(auth_mechanism),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn tls(&self) -> Result<lapin::tcp::OwnedTLSConfig, BrokerError> {
+        let read = |p: &Option<String>| -> Result<Option<String>, BrokerError> {
+            match p {
+                None => Ok(None),
+                Some(path) => std::fs::read_to_string(path)
+                    .map(Some)
+                    .map_err(|e| BrokerError::Tls(format!("{path}: {e}"))),
+            }
+        };
+        let cert_chain = read(&self.settings.ssl_ca_file)?;
+        let identity = match (&self.settings.ssl_cert_file, &self.settings.ssl_key_file) {
+            (Some(c), Some(k)) => {
+                let der =
+                    |p: &str| std::fs::read(p).map_err(|e| BrokerError::Tls(format!("{p}: {e}")));
+                Some(lapin::tcp::OwnedIdentity::PKCS8 {
+                    pem: der(c)?,
+                    key: der(k)?,
+                })
+            }
+            _ => None,
+        };
+        Ok(lapin::tcp::OwnedTLSConfig {
+            identity,
+            cert_chain,
+        })
+    }
+
+    /// The current connection, or a new one to the next host (one attempt per host).
+    pub async fn connection(&self) -> Result<Arc<Connection>, BrokerError> {
+        let mut guard = self.conn.lock().await;
+        if let Some(c) = guard.as_ref() {
+            if c.status().connected() {
+                return Ok(c.clone());
+            }
+        }
+        *guard = None;
+        let n = self.settings.hosts.len();
+        let mut last = None;
+        for _ in 0..n {
+            let i = self.next_host.fetch_add(1, Ordering::Relaxed);
+            let uri = self.uri(i);
+            let props = ConnectionProperties::default()
+                .with_connection_name(LongString::from(self.connection_name.clone()));
+            let tls = self.tls()?;
+            let runtime = lapin::runtime::default_runtime()?;
+            match Connection::connect_uri_with_config(uri, props, tls, runtime).await {
+                Ok(c) => {
+                    let h = &self.settings.hosts[i % n];
+                    tracing::info!(broker = %format!("{}:{}", h.host, h.port), "connected to the AMQP broker");
+                    // Use this host first next time too.
+                    self.next_host.store(i, Ordering::Relaxed);
+                    let c = Arc::new(c);
+                    *guard = Some(c.clone());
+                    return Ok(c);
+                }
+                Err(e) => {
+                    let h = &self.settings.hosts[i % n];
+                    tracing::warn!(broker = %format!("{}:{}", h.host, h.port), error = %e, "cannot connect to the AMQP broker");
+                    last = Some(e);
+                }
+            }
+        }
+        Err(match last {
+            Some(e) => BrokerError::Amqp(e),
+            None => BrokerError::Timeout("no broker host configured".into()),
+        })
+    }
+
+    /// Forget a broken connection so that the next use reconnects.
+    pub async fn reset(&self) {
+        let mut guard = self.conn.lock().await;
+        if let Some(c) = guard.take() {
+            let _ = c.close(REPLY_SUCCESS, "reconnecting".into()).await;
+        }
+    }
+
+    /// Close the connection (shutdown).
+    pub async fn close(&self) {
+        self.reset().await;
+    }
+
+    /// The control exchange (`magnum`, topic): durable with `amqp_durable_queues` (or quorum
+    /// queues), auto-delete with `amqp_auto_delete`.
+    pub async fn declare_control_exchange(&self, ch: &Channel) -> Result<(), BrokerError> {
+        let s = &self.settings;
+        ch.exchange_declare(
+            s.exchange.as_str().into(),
+            ExchangeKind::Topic,
+            ExchangeDeclareOptions {
+                durable: s.durable_queues || s.quorum_queue,
+                auto_delete: s.auto_delete,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Arguments of a topic or notification queue (`x-queue-type=quorum` and its limits, or
+    /// `x-ha-policy=all`).
+    pub fn topic_queue_args(&self) -> FieldTable {
+        let s = &self.settings;
+        let mut t = FieldTable::default();
+        if s.quorum_queue {
+            t.insert(
+                "x-queue-type".into(),
+                AMQPValue::LongString("quorum".into()),
+            );
+            if s.quorum_delivery_limit > 0 {
+                t.insert(
+                    "x-delivery-limit".into(),
+                    AMQPValue::LongLongInt(s.quorum_delivery_limit),
+                );
+            }
+            if s.quorum_max_memory_length > 0 {
+                t.insert(
+                    "x-max-in-memory-length".into(),
+                    AMQPValue::LongLongInt(s.quorum_max_memory_length),
+                );
+            }
+            if s.quorum_max_memory_bytes > 0 {
+                t.insert(
+                    "x-max-in-memory-bytes".into(),
+                    AMQPValue::LongLongInt(s.quorum_max_memory_bytes),
+                );
+            }
+        } else if s.ha_queues {
+            t.insert("x-ha-policy".into(), AMQPValue::LongString("all".into()));
+        }
+        t
+    }
+
+    /// Arguments of a reply or fanout queue: `x-expires` from `rabbit_transient_queues_ttl`,
+    /// quorum with `rabbit_transient_quorum_queue`, `x-ha-policy` with HA queues.
+    pub fn transient_queue_args(&self) -> FieldTable {
+        let s = &self.settings;
+        let mut t = FieldTable::default();
+        if s.transient_quorum_queue {
+            t.insert(
+                "x-queue-type".into(),
+                AMQPValue::LongString("quorum".into()),
+            );
+        } else if s.ha_queues {
+            t.insert("x-ha-policy".into(), AMQPValue::LongString("all".into()));
+        }
+        if s.transient_queues_ttl > 0 {
+            t.insert(
+                "x-expires".into(),
+                AMQPValue::LongInt((s.transient_queues_ttl * 1000).min(i32::MAX as u64) as i32),
+            );
+        }
+        t
+    }
+
+    /// Declare a topic-style queue bound to the control exchange with its own name as key.
+    pub async fn declare_topic_queue(&self, ch: &Channel, name: &str) -> Result<(), BrokerError> {
+        let s = &self.settings;
+        self.declare_control_exchange(ch).await?;
+        ch.queue_declare(
+            name.into(),
+            QueueDeclareOptions {
+                durable: s.durable_queues || s.quorum_queue,
+                auto_delete: s.auto_delete,
+                ..Default::default()
+            },
+            self.topic_queue_args(),
+        )
+        .await?;
+        ch.queue_bind(
+            name.into(),
+            s.exchange.as_str().into(),
+            name.into(),
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Declare a reply or fanout queue.
+    pub async fn declare_transient_queue(
+        &self,
+        ch: &Channel,
+        name: &str,
+    ) -> Result<(), BrokerError> {
+        ch.queue_declare(
+            name.into(),
+            QueueDeclareOptions {
+                durable: self.settings.transient_quorum_queue,
+                ..Default::default()
+            },
+            self.transient_queue_args(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// A transient queue name: `<prefix>_<uuid4 hex>`, or with `use_queue_manager`
+    /// `<prefix>_<hostname>:<processname>:<n>`.
+    pub fn transient_name(&self, prefix: &str) -> String {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        match &self.settings.queue_manager {
+            Some((host, process)) => format!(
+                "{prefix}_{host}:{process}:{}",
+                COUNTER.fetch_add(1, Ordering::Relaxed) + 1
+            ),
+            None => format!("{prefix}_{}", super::message::new_id()),
+        }
+    }
+}
+
+/// The properties of every message oslo.messaging publishes (rpc.md §3).
+pub fn properties(expiration: Option<Duration>) -> BasicProperties {
+    let p = BasicProperties::default()
+        .with_content_type(ShortString::from("application/json"))
+        .with_content_encoding(ShortString::from("utf-8"))
+        .with_headers(FieldTable::default())
+        .with_delivery_mode(2)
+        .with_priority(0);
+    match expiration {
+        Some(t) => p.with_expiration(ShortString::from(t.as_millis().to_string())),
+        None => p,
+    }
+}
+
+/// Publishes with publisher confirms on one channel of the [`Broker`], reconnecting and
+/// retrying until the deadline: a message is either confirmed by the broker or the caller
+/// gets an error; it is never silently dropped.
+pub struct Publisher {
+    broker: Arc<Broker>,
+    channel: Mutex<Option<Channel>>,
+}
+
+impl Publisher {
+    pub fn new(broker: Arc<Broker>) -> Self {
+        Publisher {
+            broker,
+            channel: Mutex::new(None),
+        }
+    }
+
+    pub fn broker(&self) -> &Arc<Broker> {
+        &self.broker
+    }
+
+    async fn channel(&self, declare_exchange: bool) -> Result<Channel, BrokerError> {
+        let mut guard = self.channel.lock().await;
+        if let Some(ch) = guard.as_ref() {
+            if ch.status().connected() {
+                return Ok(ch.clone());
+            }
+        }
+        let conn = self.broker.connection().await?;
+        let ch = conn.create_channel().await?;
+        ch.confirm_select(ConfirmSelectOptions::default()).await?;
+        if declare_exchange {
+            self.broker.declare_control_exchange(&ch).await?;
+        }
+        *guard = Some(ch.clone());
+        Ok(ch)
+    }
+
+    async fn publish_once(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        mandatory: bool,
+        body: &[u8],
+        props: BasicProperties,
+    ) -> Result<(), BrokerError> {
+        let ch = self.channel(!exchange.is_empty()).await?;
+        let confirm = ch
+            .basic_publish(
+                exchange.into(),
+                routing_key.into(),
+                BasicPublishOptions {
+                    mandatory,
+                    ..Default::default()
+                },
+                body,
+                props,
+            )
+            .await?
+            .await?;
+        match confirm {
+            Confirmation::Ack(None) | Confirmation::NotRequested => Ok(()),
+            Confirmation::Ack(Some(_)) => Err(BrokerError::Returned(routing_key.to_string())),
+            Confirmation::Nack(_) => Err(BrokerError::Nacked),
+        }
+    }
+
+    /// Publish, retrying on connection failures and nacks with the configured back-off until
+    /// `deadline`. `Returned` (mandatory and unroutable) is not retried here.
+    pub async fn publish(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        mandatory: bool,
+        body: &[u8],
+        props: BasicProperties,
+        deadline: Instant,
+    ) -> Result<(), BrokerError> {
+        let mut attempt = 0u32;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(BrokerError::Timeout(format!(
+                    "publishing to {exchange:?} / {routing_key}"
+                )));
+            }
+            let r = tokio::time::timeout(
+                left,
+                self.publish_once(exchange, routing_key, mandatory, body, props.clone()),
+            )
+            .await;
+            let err = match r {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(BrokerError::Returned(k))) => return Err(BrokerError::Returned(k)),
+                Ok(Err(BrokerError::Tls(t))) => return Err(BrokerError::Tls(t)),
+                Ok(Err(e)) => e,
+                Err(_) => {
+                    BrokerError::Timeout(format!("publishing to {exchange:?} / {routing_key}"))
+                }
+            };
+            tracing::warn!(error = %err, attempt, "publish failed; reconnecting and retrying");
+            // A fresh channel next time; the broker reconnects if the connection is gone.
+            *self.channel.lock().await = None;
+            let pause = self
+                .broker
+                .settings()
+                .backoff(attempt)
+                .min(deadline.saturating_duration_since(Instant::now()));
+            tokio::time::sleep(pause.max(Duration::from_millis(10))).await;
+            attempt = attempt.saturating_add(1);
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! The conductor side: an oslo.messaging RPC server on the rabbit driver (rpc.md §2, §7, §8).
+//!
+//! Declares what a Python magnum-conductor declares (the control exchange, queue `<topic>`,
+//! queue `<topic>.<server>`, the fanout exchange `<topic>_fanout` and a
+//! `<topic>_fanout_<uuid>` queue), consumes the three with tags `1`, `2`, `3`, acks each
+//! delivery on receipt (oslo's at-most-once), drops duplicates by `_unique_id`, dispatches to
+//! a [`Dispatcher`] with at most `executor_thread_pool_size` requests at once, and replies to
+//! calls on the default exchange (mandatory; a missing reply queue is retried every 0.25 s for
+//! `kombu_missing_consumer_retry_timeout`). It reconnects with back-off when the broker goes
+//! away and redeclares everything.
+
+// RemoteFailure is the transport's failure type; boxing it would only move the cost.
+#![allow(clippy::result_large_err)]
+
+use super::broker::{properties, Broker, BrokerError, Publisher};
+use super::message::{self, Request};
+use super::RabbitSettings;
+use crate::transport::{Dispatcher, RemoteFailure};
+use futures_util::StreamExt;
+use lapin::options::{
+    BasicAckOptions, BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions,
+    QueueBindOptions, QueueDeleteOptions,
+};
+use lapin::types::FieldTable;
+use lapin::ExchangeKind;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// A conductor's server name: 12 random lower-case base32 characters, as Magnum's
+/// `short_id.generate_id()` (rpc.md §1).
+pub fn generate_server_name() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    let mut out = String::with_capacity(12);
+    let mut acc: u64 = 0;
+    for b in &bytes[..8] {
+        acc = (acc << 8) | u64::from(*b);
+    }
+    for _ in 0..12 {
+        out.push(ALPHABET[(acc & 31) as usize] as char);
+        acc >>= 5;
+    }
+    out
+}
+
+/// A running RPC server.
+pub struct RpcServer {
+    stop: watch::Sender<bool>,
+    handle: JoinHandle<()>,
+    server_name: String,
+}
+
+impl RpcServer {
+    /// Start serving `topic` (and `topic.<server_name>`) with `dispatcher`.
+    pub fn start(
+        settings: Arc<RabbitSettings>,
+        topic: impl Into<String>,
+        server_name: impl Into<String>,
+        dispatcher: Arc<dyn Dispatcher>,
+    ) -> Self {
+        let (stop, stop_rx) = watch::channel(false);
+        let server_name = server_name.into();
+        let state = Arc::new(ServerState {
+            listen: Broker::new(settings.clone()),
+            replies: Publisher::new(Broker::new(settings.clone())),
+            topic: topic.into(),
+            server_name: server_name.clone(),
+            dispatcher,
+            seen: Mutex::new(VecDeque::with_capacity(16)),
+            permits: Arc::new(Semaphore::new(settings.executor_pool)),
+            settings,
+        });
+        let handle = tokio::spawn(listen_loop(state, stop_rx));
+        RpcServer {
+            stop,
+            handle,
+            server_name,
+        }
+    }
+
+    pub fn server_name(&self) -> &str {
+        &self.server_name
+    }
+
+    /// Stop consuming, let the requests in progress finish (bounded), delete the fanout
+    /// queue and close the connections.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.handle.await;
+    }
+}
+
+struct ServerState {
+    settings: Arc<RabbitSettings>,
+    listen: Arc<Broker>,
+    replies: Publisher,
+    topic: String,
+    server_name: String,
+    dispatcher: Arc<dyn Dispatcher>,
+    seen: Mutex<VecDeque<String>>,
+    permits: Arc<Semaphore>,
+}
+
+async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
+    let fanout_queue = state
+        .listen
+        .transient_name(&format!("{}_fanout", state.topic));
+    let mut attempt = 0u32;
+    let mut last_channel = None;
+    while !*stop.borrow() {
+        let set_up = set_up(&state, &fanout_queue).await;
+        let (ch, mut deliveries) = match set_up {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!(error = %e, topic = %state.topic, "RPC server cannot listen; retrying");
+                let pause = state.settings.backoff(attempt);
+                attempt = attempt.saturating_add(1);
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = stop.changed() => {}
+                }
+                continue;
+            }
+        };
+        attempt = 0;
+        tracing::info!(topic = %state.topic, server = %state.server_name, "RPC server listening");
+        loop {
+            let next = tokio::select! {
+                d = deliveries.next() => d,
+                _ = stop.changed() => None,
+            };
+            let Some(delivery) = next else { break };
+            let delivery = match delivery {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::warn!(error = %e, "RPC server consumer failed");
+                    break;
+                }
+            };
+            // Ack on receipt, as oslo.messaging's RPC listener does (at-most-once).
+            if let Err(e) = delivery.acker.ack(BasicAckOptions::default()).await {
+                tracing::warn!(error = %e, "could not ack a request; it is dropped as oslo drops it");
+                continue;
+            }
+            let permit = match state.permits.clone().acquire_owned().await {
+                Ok(p) => p,
+                Err(_) => break,
+            };
+            let st = state.clone();
+            tokio::spawn(async move {
+                handle(&st, &delivery.data).await;
+                drop(permit);
+            });
+        }
+        last_channel = Some(ch);
+        if *stop.borrow() {
+            break;
+        }
+        tracing::warn!(topic = %state.topic, "RPC server lost the broker; reconnecting");
+        tokio::time::sleep(state.settings.backoff(0)).await;
+    }
+    // Let the requests in progress finish (bounded), then clean up.
+    let all = state.settings.executor_pool.min(u32::MAX as usize) as u32;
+    let _ = tokio::time::timeout(
+        state.settings.rpc_response_timeout,
+        state.permits.acquire_many(all),
+    )
+    .await;
+    if let Some(ch) = last_channel {
+        let _ = ch
+            .queue_delete(fanout_queue.as_str().into(), QueueDeleteOptions::default())
+            .await;
+    }
+    state.listen.close().await;
+    state.replies.broker().close().await;
+}
+
+type Deliveries = futures_util::stream::SelectAll<lapin::Consumer>;
+
+async fn set_up(
+    state: &ServerState,
+    fanout_queue: &str,
+) -> Result<(lapin::Channel, Deliveries), BrokerError> {
+    let b = &state.listen;
+    let conn = b.connection().await?;
+    let ch = conn.create_channel().await?;
+    if state.settings.qos_prefetch_count > 0 {
+        ch.basic_qos(
+            state.settings.qos_prefetch_count,
+            BasicQosOptions::default(),
+        )
+        .await?;
+    }
+    let server_queue = format!("{}.{}", state.topic, state.server_name);
+    b.declare_topic_queue(&ch, &state.topic).await?;
+    b.declare_topic_queue(&ch, &server_queue).await?;
+    let fanout_exchange = format!("{}_fanout", state.topic);
+    ch.exchange_declare(
+        fanout_exchange.as_str().into(),
+        ExchangeKind::Fanout,
+        ExchangeDeclareOptions {
+            durable: state.settings.transient_quorum_queue,
+            auto_delete: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await?;
+    b.declare_transient_queue(&ch, fanout_queue).await?;
+    ch.queue_bind(
+        fanout_queue.into(),
+        fanout_exchange.as_str().into(),
+        state.topic.as_str().into(),
+        QueueBindOptions::default(),
+        FieldTable::default(),
+    )
+    .await?;
+    let mut all = futures_util::stream::SelectAll::new();
+    for (tag, q) in [
+        ("1", state.topic.as_str()),
+        ("2", server_queue.as_str()),
+        ("3", fanout_queue),
+    ] {
+        let c = ch
+            .basic_consume(
+                q.into(),
+                tag.into(),
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await?;
+        all.push(c);
+    }
+    Ok((ch, all))
+}
+
+/// True (and remembered) the first time a `_unique_id` is seen among the last 16.
+fn first_time(state: &ServerState, id: &str) -> bool {
+    let Ok(mut seen) = state.seen.lock() else {
+        return true;
+    };
+    if seen.iter().any(|s| s == id) {
+        return false;
+    }
+    if seen.len() == 16 {
+        seen.pop_front();
+    }
+    seen.push_back(id.to_string());
+    true
+}
+
+fn unsupported_version(method: &str, version: &str) -> RemoteFailure {
+    RemoteFailure {
+        class: "UnsupportedVersion".into(),
+        module: "oslo_messaging.rpc.dispatcher".into(),
+        message: format!(
+            "Endpoint does not support RPC version {version}. Attempted method: {method}"
+        ),
+        kwargs: Default::default(),
+    }
+}
+
+/// Magnum's endpoints have no `target`: namespace null and version `1.0` (or absent) only.
+fn check_target(r: &Request) -> Result<(), RemoteFailure> {
+    let version = r.version.as_deref().unwrap_or("1.0");
+    let mut parts = version.split('.');
+    let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+    let minor = parts.next().map_or(Some(0), |p| p.parse::<u32>().ok());
+    if r.namespace.is_some() || major != Some(1) || minor != Some(0) {
+        return Err(unsupported_version(&r.method, version));
+    }
+    Ok(())
+}
+
+async fn handle(state: &ServerState, body: &[u8]) {
+    let request = message::deserialize_envelope(body).and_then(message::parse_request);
+    let request = match request {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "unreadable RPC request dropped");
+            return;
+        }
+    };
+    if let Some(u) = &request.unique_id {
+        if !first_time(state, u) {
+            tracing::warn!(method = %request.method, "duplicate RPC request dropped");
+            return;
+        }
+    }
+    let ctx = message::context_from_dict(&request.context);
+    let request_id = ctx.request_id.clone();
+    let span = tracing::info_span!("rpc", method = %request.method, request_id = %request_id);
+    let result: Result<Value, RemoteFailure> = match check_target(&request) {
+        Ok(()) => {
+            use tracing::Instrument;
+            state
+                .dispatcher
+                .dispatch(ctx, &request.method, request.args)
+                .instrument(span.clone())
+                .await
+        }
+        Err(f) => Err(f),
+    };
+    let _g = span.enter();
+    match (&request.call, &result) {
+        (None, Err(f)) => {
+            tracing::error!(class = %f.class, message = %f.message, "RPC cast failed");
+        }
+        (Some(_), Err(f)) => {
+            tracing::debug!(class = %f.class, message = %f.message, "RPC call answered with a failure");
+        }
+        _ => {}
+    }
+    drop(_g);
+    let Some(call) = request.call else { return };
+    let reply = message::reply(&call.msg_id, result.as_ref().cloned(), &request.method);
+    let body = message::serialize_envelope(&reply);
+    send_reply(state, &call.reply_q, &call.msg_id, &body).await;
+}
+
+async fn send_reply(state: &ServerState, reply_q: &str, msg_id: &str, body: &[u8]) {
+    let s = &state.settings;
+    let give_up = Instant::now() + s.missing_consumer_retry_timeout.max(Duration::from_secs(1));
+    loop {
+        let deadline = (Instant::now() + s.rpc_response_timeout).min(give_up);
+        let r = state
+            .replies
+            .publish(
+                "",
+                reply_q,
+                s.direct_mandatory_flag,
+                body,
+                properties(None),
+                deadline,
+            )
+            .await;
+        match r {
+            Ok(()) => return,
+            Err(BrokerError::Returned(_)) if Instant::now() < give_up => {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(e) => {
+                tracing::error!(msg_id, reply_q, error = %e, "RPC reply could not be delivered; dropped");
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_names_are_12_base32_characters() {
+        let n = generate_server_name();
+        assert_eq!(n.len(), 12);
+        assert!(n
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || ('2'..='7').contains(&c)));
+        assert_ne!(n, generate_server_name());
+    }
+}

@@ -1,0 +1,467 @@
+//! The oslo.messaging transport against a real RabbitMQ (tests/run.sh starts it): calls,
+//! casts, failures, timeouts, the declared topology, the message properties, and broker
+//! outages (simulated with a TCP proxy in front of the broker, so the shared test broker is
+//! never restarted).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use lapin::options::{
+    BasicAckOptions, BasicConsumeOptions, ExchangeDeclareOptions, QueueBindOptions,
+    QueueDeclareOptions, QueueDeleteOptions,
+};
+use lapin::types::FieldTable;
+use openkeel_core::context::RequestContext;
+use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_rpc::oslo::client::AmqpCaller;
+use openkeel_rpc::oslo::server::RpcServer;
+use openkeel_rpc::oslo::{message, RabbitSettings};
+use openkeel_rpc::transport::{Args, Dispatcher, RemoteFailure, RpcCaller};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+fn transport_url() -> Option<String> {
+    let amqp = openkeel_tests::rabbit_url()?;
+    Some(amqp.replacen("amqp://", "rabbit://", 1))
+}
+
+fn settings(url: &str, timeout: u64) -> Arc<RabbitSettings> {
+    let mut s = RabbitSettings::for_url(url, "openkeel-test").unwrap();
+    s.rpc_response_timeout = Duration::from_secs(timeout);
+    s.retry_interval = Duration::from_millis(200);
+    s.retry_backoff = Duration::from_millis(200);
+    s.interval_max = Duration::from_secs(1);
+    Arc::new(s)
+}
+
+fn topic() -> String {
+    format!("okt-{}", uuid::Uuid::new_v4().simple())
+}
+
+fn ctx() -> RequestContext {
+    RequestContext {
+        user_id: Some("u1".into()),
+        project_id: Some("p1".into()),
+        roles: vec!["member".into()],
+        auth_token: Some("secret-token".into()),
+        request_id: RequestContext::new_request_id(),
+        ..Default::default()
+    }
+}
+
+/// A dispatcher that answers a few test methods and reports every request it sees.
+struct TestDispatcher {
+    seen: mpsc::UnboundedSender<(String, Args, RequestContext)>,
+}
+
+#[async_trait]
+impl Dispatcher for TestDispatcher {
+    async fn dispatch(
+        &self,
+        ctx: RequestContext,
+        method: &str,
+        args: Args,
+    ) -> Result<Value, RemoteFailure> {
+        let _ = self.seen.send((method.to_string(), args.clone(), ctx));
+        match method {
+            "echo" => Ok(Value::Object(args)),
+            "not_found" => Err(RemoteFailure::magnum(&MagnumError::new(
+                ErrorKind::ClusterNotFound,
+                &[("cluster", &"nope")],
+            ))),
+            "slow" => {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok(Value::Null)
+            }
+            "cast_me" => Ok(Value::Null),
+            other => Err(openkeel_rpc::remote::no_such_method(other)),
+        }
+    }
+}
+
+fn serve(
+    s: Arc<RabbitSettings>,
+    topic: &str,
+) -> (
+    RpcServer,
+    mpsc::UnboundedReceiver<(String, Args, RequestContext)>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let server = RpcServer::start(s, topic, "srv1", Arc::new(TestDispatcher { seen: tx }));
+    (server, rx)
+}
+
+/// Wait until the server has declared and consumes its topic queue.
+async fn wait_listening(url: &str, topic: &str) {
+    let admin = admin_channel(url).await;
+    for _ in 0..100 {
+        let q = admin
+            .queue_declare(
+                topic.into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..Default::default()
+                },
+                FieldTable::default(),
+            )
+            .await;
+        match q {
+            Ok(q) if q.consumer_count() > 0 => return,
+            Ok(_) => {}
+            Err(_) => {
+                // a failed passive declare closes the channel
+                return Box::pin(wait_listening_retry(url, topic)).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the RPC server never consumed {topic}");
+}
+
+async fn wait_listening_retry(url: &str, topic: &str) {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    wait_listening(url, topic).await
+}
+
+async fn admin_channel(url: &str) -> lapin::Channel {
+    let amqp = url.replacen("rabbit://", "amqp://", 1);
+    let conn = lapin::Connection::connect(&amqp, lapin::ConnectionProperties::default())
+        .await
+        .unwrap();
+    let ch = conn.create_channel().await.unwrap();
+    // keep the connection alive as long as the channel is used
+    std::mem::forget(conn);
+    ch
+}
+
+#[tokio::test]
+async fn calls_casts_and_failures_round_trip() {
+    let Some(url) = transport_url() else { return };
+    let t = topic();
+    let s = settings(&url, 10);
+    let (server, mut seen) = serve(s.clone(), &t);
+    wait_listening(&url, &t).await;
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+
+    let mut args = Args::new();
+    args.insert("x".into(), json!({"nested": [1, "two", null]}));
+    let c = ctx();
+    let r = caller.call(&c, "echo", args.clone()).await.unwrap();
+    assert_eq!(r, Value::Object(args.clone()));
+    let (m, a, sctx) = seen.recv().await.unwrap();
+    assert_eq!((m.as_str(), a), ("echo", args));
+    // The context crosses the wire as Magnum's to_dict() keys.
+    assert_eq!(sctx.to_dict(), c.to_dict());
+
+    // A Magnum exception comes back as the same class, status and message.
+    let e = caller
+        .call(&ctx(), "not_found", Args::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ClusterNotFound);
+    assert_eq!(
+        (e.code(), e.message()),
+        (404, "Cluster nope could not be found.")
+    );
+
+    // An unknown method is oslo's NoSuchMethod: a RemoteError, 500.
+    let e = caller.call(&ctx(), "nope", Args::new()).await.unwrap_err();
+    assert_eq!(e.code(), 500);
+    assert!(e.message().contains("NoSuchMethod"), "{}", e.message());
+
+    // A cast arrives and gets no reply.
+    caller.cast(&ctx(), "cast_me", Args::new()).await.unwrap();
+    let mut got = None;
+    while let Ok(Some(x)) = tokio::time::timeout(Duration::from_secs(10), seen.recv()).await {
+        if x.0 == "cast_me" {
+            got = Some(x);
+            break;
+        }
+    }
+    assert!(got.is_some(), "the cast never reached the server");
+
+    // Several calls at once are all answered with their own result.
+    let mut joins = Vec::new();
+    for i in 0..20 {
+        let caller = caller.clone();
+        joins.push(tokio::spawn(async move {
+            let mut a = Args::new();
+            a.insert("i".into(), json!(i));
+            caller.call(&ctx(), "echo", a).await.unwrap()
+        }));
+    }
+    for (i, j) in joins.into_iter().enumerate() {
+        assert_eq!(j.await.unwrap(), json!({ "i": i }));
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_topology_and_message_properties_are_oslos() {
+    let Some(url) = transport_url() else { return };
+    let t = topic();
+    let s = settings(&url, 10);
+    let (server, _seen) = serve(s.clone(), &t);
+    wait_listening(&url, &t).await;
+
+    // What a Python conductor declares: <topic>, <topic>.<server>, <topic>_fanout.
+    let admin = admin_channel(&url).await;
+    let passive = QueueDeclareOptions {
+        passive: true,
+        ..Default::default()
+    };
+    for q in [t.clone(), format!("{t}.srv1")] {
+        let q = admin
+            .queue_declare(q.as_str().into(), passive, FieldTable::default())
+            .await
+            .unwrap_or_else(|e| panic!("queue {q} missing: {e}"));
+        assert_eq!(q.consumer_count(), 1);
+    }
+    admin
+        .exchange_declare(
+            format!("{t}_fanout").as_str().into(),
+            lapin::ExchangeKind::Fanout,
+            ExchangeDeclareOptions {
+                passive: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+
+    // Tap the control exchange: a copy of each request shows its properties and body.
+    let tap = format!("{t}-tap");
+    admin
+        .queue_declare(
+            tap.as_str().into(),
+            QueueDeclareOptions {
+                auto_delete: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+    admin
+        .queue_bind(
+            tap.as_str().into(),
+            "magnum".into(),
+            t.as_str().into(),
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+    let mut tapped = admin
+        .basic_consume(
+            tap.as_str().into(),
+            "tap".into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+    caller.call(&ctx(), "echo", Args::new()).await.unwrap();
+    caller.cast(&ctx(), "cast_me", Args::new()).await.unwrap();
+    for kind in ["call", "cast"] {
+        let d = tokio::time::timeout(Duration::from_secs(10), tapped.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        d.ack(BasicAckOptions::default()).await.unwrap();
+        let p = &d.properties;
+        assert_eq!(
+            p.content_type().as_ref().unwrap().as_str(),
+            "application/json"
+        );
+        assert_eq!(p.content_encoding().as_ref().unwrap().as_str(), "utf-8");
+        assert_eq!(*p.delivery_mode(), Some(2));
+        assert_eq!(*p.priority(), Some(0));
+        assert!(p.headers().is_some());
+        let body: Value = serde_json::from_slice(&d.data).unwrap();
+        let keys: Vec<_> = body.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["oslo.version", "oslo.message"]);
+        let inner = message::deserialize_envelope(&d.data).unwrap();
+        match kind {
+            "call" => {
+                assert_eq!(p.expiration().as_ref().unwrap().as_str(), "10000");
+                assert_eq!(inner["_reply_q"], json!(caller.reply_queue()));
+                assert!(caller.reply_queue().starts_with("reply_"));
+                assert_eq!(inner["_timeout"], Value::Null);
+                assert_eq!(inner["_msg_id"].as_str().unwrap().len(), 32);
+            }
+            _ => {
+                assert!(p.expiration().is_none());
+                assert!(!inner.contains_key("_msg_id"));
+            }
+        }
+        assert_eq!(inner["_unique_id"].as_str().unwrap().len(), 32);
+        assert_eq!(inner["_context_user_id"], json!("u1"));
+    }
+    let _ = admin
+        .queue_delete(tap.as_str().into(), QueueDeleteOptions::default())
+        .await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_call_nobody_answers_times_out_as_messaging_timeout() {
+    let Some(url) = transport_url() else { return };
+    let caller = AmqpCaller::new(settings(&url, 2), topic());
+    let started = std::time::Instant::now();
+    let e = caller.call(&ctx(), "echo", Args::new()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::MessagingTimeout);
+    assert!(e
+        .message()
+        .starts_with("Timed out waiting for a reply to message ID "));
+    assert!(started.elapsed() < Duration::from_secs(6));
+}
+
+#[tokio::test]
+async fn an_unreachable_broker_is_a_503_within_the_timeout() {
+    // A port nothing listens on.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let caller = AmqpCaller::new(
+        settings(&format!("rabbit://guest:guest@127.0.0.1:{port}/"), 2),
+        topic(),
+    );
+    let started = std::time::Instant::now();
+    let e = caller
+        .cast(&ctx(), "cast_me", Args::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ServiceUnavailable);
+    assert_eq!(e.code(), 503);
+    let e = caller.call(&ctx(), "echo", Args::new()).await.unwrap_err();
+    assert_eq!(e.code(), 503);
+    assert!(started.elapsed() < Duration::from_secs(8));
+}
+
+/// A TCP proxy to the broker that can be taken down (every connection cut, new ones
+/// refused) and brought back, as a broker restart looks to its clients.
+struct Proxy {
+    port: u16,
+    up: Arc<AtomicBool>,
+    generation: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl Proxy {
+    async fn start(target: String) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let up = Arc::new(AtomicBool::new(true));
+        let (gen_tx, _) = tokio::sync::watch::channel(0u64);
+        let generation = Arc::new(gen_tx);
+        let (u, g) = (up.clone(), generation.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else {
+                    break;
+                };
+                if !u.load(Ordering::SeqCst) {
+                    drop(inbound);
+                    continue;
+                }
+                let target = target.clone();
+                let mut cut = g.subscribe();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = TcpStream::connect(target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = cut.changed() => {}
+                    }
+                });
+            }
+        });
+        Proxy {
+            port,
+            up,
+            generation,
+        }
+    }
+
+    fn down(&self) {
+        self.up.store(false, Ordering::SeqCst);
+        self.generation.send_modify(|g| *g += 1);
+    }
+
+    fn up(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
+}
+
+fn broker_addr(url: &str) -> (String, String) {
+    // rabbit://user:pass@host:port/vhost -> ("host:port", "rabbit://user:pass@")
+    let rest = url.strip_prefix("rabbit://").unwrap();
+    let (creds, hostpath) = rest.rsplit_once('@').unwrap();
+    let (hostport, _) = hostpath.split_once('/').unwrap_or((hostpath, ""));
+    (hostport.to_string(), format!("rabbit://{creds}@"))
+}
+
+#[tokio::test]
+async fn both_sides_survive_a_broker_outage_and_a_cast_sent_during_it_is_delivered() {
+    let Some(url) = transport_url() else { return };
+    let (target, prefix) = broker_addr(&url);
+    let proxy = Proxy::start(target).await;
+    let via = format!("{prefix}127.0.0.1:{}/", proxy.port);
+    let t = topic();
+    let s = settings(&via, 20);
+    let (server, mut seen) = serve(s.clone(), &t);
+    wait_listening(&url, &t).await;
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+    caller.call(&ctx(), "echo", Args::new()).await.unwrap();
+    let _ = seen.recv().await;
+
+    // The broker goes away: both processes lose their connections.
+    proxy.down();
+    // Non-durable queues do not survive a real broker restart: remove the reply and server
+    // queues too (the topic queue stays, so the cast below has somewhere to go the moment
+    // the broker is back, before the server has redeclared).
+    let admin = admin_channel(&url).await;
+    for q in [format!("{t}.srv1"), caller.reply_queue().to_string()] {
+        let _ = admin
+            .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+            .await;
+    }
+    // A cast published now waits for the broker (publisher confirms), not dropped.
+    let c2 = caller.clone();
+    let pending = tokio::spawn(async move {
+        let mut a = Args::new();
+        a.insert("during".into(), json!("outage"));
+        c2.cast(&ctx(), "cast_me", a).await
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(!pending.is_finished(), "the cast must wait for the broker");
+    proxy.up();
+    pending.await.unwrap().unwrap();
+
+    // The server redeclared its queues and got the cast.
+    let got = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let (m, a, _) = seen.recv().await.unwrap();
+            if m == "cast_me" && a.get("during") == Some(&json!("outage")) {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(got.is_ok(), "the cast sent during the outage never arrived");
+    // And calls work again (the reply queue was redeclared).
+    let mut a = Args::new();
+    a.insert("after".into(), json!(true));
+    let r = caller.call(&ctx(), "echo", a.clone()).await.unwrap();
+    assert_eq!(r, Value::Object(a));
+    server.stop().await;
+}
