@@ -246,30 +246,19 @@ pub fn policy(
     )?)
 }
 
-/// Start the server in the current runtime. Used by the `openkeel` binary and by tests
-/// (which bind port 0).
-pub async fn start(opts: Options) -> Result<Running, StartError> {
-    let started = Instant::now();
-    let config = &opts.config;
-    let auth = match config.openkeel.auth_strategy.as_str() {
-        "noauth" => openkeel_api::request::AuthMode::NoAuth,
-        other => {
-            return Err(StartError::Unsupported(format!(
-                "[openkeel] auth_strategy = {other} is not available in this build of the all-in-one server; use noauth"
-            )))
-        }
-    };
-    if config.openkeel.rpc_transport != "inprocess" {
-        return Err(StartError::Unsupported(format!(
-            "[openkeel] rpc_transport = {} is not available in the all-in-one server; it runs API and conductor in one process (inprocess)",
-            config.openkeel.rpc_transport
-        )));
-    }
-    let db = open_database(config).await?;
-    let enforcer = policy(config, &opts.config_dirs)?;
-    let rpc_timeout = Duration::from_secs(config.default.rpc_response_timeout.max(1) as u64);
-
-    // The conductor half: drivers, handlers, the in-process transport, the periodic loops.
+/// The conductor: the driver registry of `[drivers]` (with the simulator when enabled), the
+/// handlers over `db`, and the cert manager of `[certificates] cert_manager_type`.
+pub fn build_conductor(
+    config: &Config,
+    db: &Database,
+    notifier: Arc<dyn openkeel_conductor::Notifier>,
+) -> Result<
+    (
+        openkeel_conductor::Conductor,
+        Arc<openkeel_drivers::DriverRegistry>,
+    ),
+    StartError,
+> {
     let drivers = Arc::new(openkeel_drivers::DriverRegistry::builtin(
         driver_settings(config),
         config.openkeel.enable_simulator_driver,
@@ -277,7 +266,7 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
     let conductor = openkeel_conductor::Conductor::new(
         db.clone(),
         drivers.clone(),
-        Arc::new(openkeel_conductor::LogNotifier),
+        notifier,
         openkeel_conductor::ConductorSettings::default(),
     );
     let conductor = match config.certificates.cert_manager_type.as_str() {
@@ -302,12 +291,16 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
             )))
         }
     };
-    let conductor = Arc::new(conductor);
-    let rpc = Arc::new(openkeel_rpc::inprocess::InProcess::new(
-        conductor.clone(),
-        rpc_timeout,
-    ));
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    Ok((conductor, drivers))
+}
+
+/// The conductor's background loops: the `magnum_service` heartbeat (always, as in Magnum)
+/// and, with `[DEFAULT] periodic_enable`, the status and health syncs.
+pub fn spawn_conductor_loops(
+    config: &Config,
+    conductor: &Arc<openkeel_conductor::Conductor>,
+    stop_rx: &tokio::sync::watch::Receiver<bool>,
+) -> Vec<JoinHandle<()>> {
     let mut loops = Vec::new();
     // The service heartbeat runs whatever periodic_enable says, as in Magnum.
     loops.push(openkeel_conductor::spawn_heartbeat(
@@ -329,7 +322,19 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
             stop_rx.clone(),
         ));
     }
+    loops
+}
 
+/// The API's state: the cloud for validation (simulated or the Keystone catalogue's), the
+/// policy, the database, and the conductor through whatever transport the caller chose.
+pub fn api_state(
+    config: &Config,
+    db: &Database,
+    enforcer: openkeel_auth::Enforcer,
+    auth: openkeel_api::request::AuthMode,
+    conductor: Arc<dyn openkeel_rpc::ConductorApi>,
+    drivers: Arc<openkeel_drivers::DriverRegistry>,
+) -> Result<openkeel_api::ApiState, StartError> {
     // The embedded default has no OpenStack cloud: the simulated one answers the look-ups.
     let cloud: Arc<dyn openkeel_core::cloud::Cloud> = if config.openkeel.simulated_cloud {
         Arc::new(openkeel_cloud::SimulatedCloud::new())
@@ -339,22 +344,36 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
                 .map_err(|e| StartError::Unsupported(format!("OpenStack clients: {e}")))?,
         )
     };
-    let state = openkeel_api::ApiState {
+    Ok(openkeel_api::ApiState {
         enable_proxy_headers_parsing: false,
         tls: config.api.enabled_ssl,
         auth,
         auth_url: config.keystone_authtoken.www_authenticate_uri.clone(),
         policy: Some(Arc::new(enforcer)),
         db: Some(db.clone()),
-        conductor: Some(rpc),
+        conductor: Some(conductor),
         cloud: Some(cloud),
         drivers: Some(Arc::new(RegistryCatalog(drivers.clone()))),
         template_settings: template_settings(config),
         clusters: openkeel_api::resources::clusters::ClusterSettings::from_config(config),
         service_down_time: config.default.service_down_time.max(0) as u64,
-    };
+    })
+}
 
-    let bind = match opts.bind {
+/// Bind `[api] host:port` (or `bind`) and serve the API until the returned sender fires.
+pub async fn serve_api(
+    state: openkeel_api::ApiState,
+    config: &Config,
+    bind: Option<SocketAddr>,
+) -> Result<
+    (
+        SocketAddr,
+        oneshot::Sender<()>,
+        JoinHandle<std::io::Result<()>>,
+    ),
+    StartError,
+> {
+    let bind = match bind {
         Some(b) => b,
         None => {
             let ip: std::net::IpAddr = config.api.host.parse().map_err(|_| {
@@ -381,6 +400,46 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
             })
             .await
     });
+    Ok((addr, tx, handle))
+}
+
+/// Start the server in the current runtime. Used by the `openkeel` binary and by tests
+/// (which bind port 0).
+pub async fn start(opts: Options) -> Result<Running, StartError> {
+    let started = Instant::now();
+    let config = &opts.config;
+    let auth = match config.openkeel.auth_strategy.as_str() {
+        "noauth" => openkeel_api::request::AuthMode::NoAuth,
+        other => {
+            return Err(StartError::Unsupported(format!(
+                "[openkeel] auth_strategy = {other} is not available in this build of the all-in-one server; use noauth"
+            )))
+        }
+    };
+    if config.openkeel.rpc_transport != "inprocess" {
+        return Err(StartError::Unsupported(format!(
+            "[openkeel] rpc_transport = {} is not available in the all-in-one server; it runs API and conductor in one process (inprocess)",
+            config.openkeel.rpc_transport
+        )));
+    }
+    let db = open_database(config).await?;
+    let enforcer = policy(config, &opts.config_dirs)?;
+    let rpc_timeout = Duration::from_secs(config.default.rpc_response_timeout.max(1) as u64);
+
+    // The conductor half: drivers, handlers, the in-process transport, the periodic loops.
+    let (conductor, drivers) =
+        build_conductor(config, &db, Arc::new(openkeel_conductor::LogNotifier))?;
+    let conductor = Arc::new(conductor);
+    let rpc = Arc::new(openkeel_rpc::inprocess::InProcess::new(
+        conductor.clone(),
+        rpc_timeout,
+    ));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let loops = spawn_conductor_loops(config, &conductor, &stop_rx);
+
+    let conductor_api: Arc<dyn openkeel_rpc::ConductorApi> = rpc;
+    let state = api_state(config, &db, enforcer, auth, conductor_api, drivers)?;
+    let (addr, tx, handle) = serve_api(state, config, opts.bind).await?;
     tracing::info!(
         %addr,
         database = %openkeel_db::redact_url(&config.database.connection),
@@ -406,7 +465,8 @@ pub async fn serve(opts: Options) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// Wait for SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

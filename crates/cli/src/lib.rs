@@ -3,6 +3,7 @@
 
 pub mod allinone;
 pub mod logging;
+pub mod services;
 pub mod table;
 
 use std::path::PathBuf;
@@ -31,5 +32,66 @@ impl ConfigArgs {
             }
         }
         dirs
+    }
+}
+
+impl ConfigArgs {
+    /// The configuration sources: the given files and directories, or oslo.config's default
+    /// search for `magnum.conf` and `<prog>.conf` (`~/.magnum`, `~/`, `/etc/magnum`, `/etc`)
+    /// when none is given.
+    pub fn sources(&self, prog: &str) -> openkeel_core::config::ConfigSources {
+        if self.config_file.is_empty() && self.config_dir.is_empty() {
+            openkeel_core::config::ConfigSources::discover("magnum", Some(prog))
+        } else {
+            openkeel_core::config::ConfigSources {
+                files: self.config_file.clone(),
+                dirs: self.config_dir.clone(),
+            }
+        }
+    }
+}
+
+/// Load the configuration of `prog`, set up logging and the runtime, and run `body` to its
+/// end; the exit code says whether it failed (the error is logged and printed).
+pub fn run_service<F, Fut>(
+    prog: &str,
+    args: &ConfigArgs,
+    log_format: logging::LogFormat,
+    body: F,
+) -> std::process::ExitCode
+where
+    F: FnOnce(services::ServiceOptions) -> Fut,
+    Fut: std::future::Future<Output = Result<(), Box<dyn std::error::Error>>>,
+{
+    let config = match openkeel_core::config::Config::load(&args.sources(prog)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    logging::init(config.default.debug, log_format);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{prog}: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let opts = services::ServiceOptions {
+        config,
+        config_dirs: args.lookup_dirs(),
+        bind: None,
+    };
+    match rt.block_on(body(opts)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "{prog} failed");
+            eprintln!("{prog}: {e}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

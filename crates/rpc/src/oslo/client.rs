@@ -233,7 +233,7 @@ async fn reply_loop(
         };
         attempt = 0;
         if let Some(i) = inner.upgrade() {
-            let _ = i.ready.send(true);
+            i.ready.send_replace(true);
         }
         loop {
             let next = tokio::select! {
@@ -287,7 +287,7 @@ async fn reply_loop(
             }
         }
         if let Some(i) = inner.upgrade() {
-            let _ = i.ready.send(false);
+            i.ready.send_replace(false);
         }
         if *stop.borrow() {
             break;

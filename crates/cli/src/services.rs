@@ -1,0 +1,158 @@
+//! The production processes: `openkeel-api` and `openkeel-conductor`, which talk over
+//! RabbitMQ with oslo.messaging's wire format (so either can be swapped with Magnum's
+//! magnum-api / magnum-conductor on the same broker and database). They reuse the
+//! all-in-one's building blocks; only the transport differs.
+
+use crate::allinone::{self, StartError};
+use openkeel_core::config::Config;
+use openkeel_db::Database;
+use openkeel_rpc::oslo::{self, RabbitSettings};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// What a service process runs with.
+#[derive(Debug, Clone)]
+pub struct ServiceOptions {
+    pub config: Config,
+    /// Where relative paths (policy files) are looked up.
+    pub config_dirs: Vec<PathBuf>,
+    /// The API's listen address; `None` = `[api] host` / `[api] port`.
+    pub bind: Option<SocketAddr>,
+}
+
+fn rabbit(config: &Config, program: &str) -> Result<Arc<RabbitSettings>, StartError> {
+    if config.openkeel.rpc_transport != "rabbit" {
+        return Err(StartError::Unsupported(format!(
+            "[openkeel] rpc_transport = {} cannot join two processes; {program} needs rabbit (the all-in-one `openkeel` runs inprocess)",
+            config.openkeel.rpc_transport
+        )));
+    }
+    RabbitSettings::from_config(config, program)
+        .map(Arc::new)
+        .map_err(|e| StartError::Unsupported(e.to_string()))
+}
+
+/// How the API authenticates, from `[openkeel] auth_strategy`.
+pub fn auth_mode(config: &Config) -> Result<openkeel_api::request::AuthMode, StartError> {
+    match config.openkeel.auth_strategy.as_str() {
+        "noauth" => Ok(openkeel_api::request::AuthMode::NoAuth),
+        other => Err(StartError::Unsupported(format!(
+            "[openkeel] auth_strategy = {other} is not available in this build; use noauth"
+        ))),
+    }
+}
+
+/// A running `openkeel-api`.
+pub struct RunningApi {
+    pub addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningApi {
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        self.handle
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+/// Start `openkeel-api`: the HTTP API, reading the database directly and reaching the
+/// conductor over RabbitMQ (`[conductor] topic` on `[DEFAULT] control_exchange`).
+pub async fn start_api(opts: ServiceOptions) -> Result<RunningApi, StartError> {
+    let started = Instant::now();
+    let config = &opts.config;
+    let auth = auth_mode(config)?;
+    let settings = rabbit(config, "openkeel-api")?;
+    let db = allinone::open_database(config).await?;
+    let enforcer = allinone::policy(config, &opts.config_dirs)?;
+    // The API validates templates against the drivers the conductor offers: the same
+    // registry, built from the same configuration.
+    let drivers = Arc::new(openkeel_drivers::DriverRegistry::builtin(
+        allinone::driver_settings(config),
+        config.openkeel.enable_simulator_driver,
+    ));
+    let caller = oslo::client::AmqpCaller::new(settings, config.conductor.topic.clone());
+    let conductor: Arc<dyn openkeel_rpc::ConductorApi> =
+        Arc::new(openkeel_rpc::remote::RemoteConductor::new(caller));
+    let state = allinone::api_state(config, &db, enforcer, auth, conductor, drivers)?;
+    let (addr, tx, handle) = allinone::serve_api(state, config, opts.bind).await?;
+    tracing::info!(
+        %addr,
+        database = %openkeel_db::redact_url(&config.database.connection),
+        topic = %config.conductor.topic,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "openkeel-api listening"
+    );
+    Ok(RunningApi {
+        addr,
+        shutdown: Some(tx),
+        handle,
+    })
+}
+
+/// A running `openkeel-conductor`.
+pub struct RunningConductor {
+    pub db: Database,
+    server: oslo::server::RpcServer,
+    stop_loops: tokio::sync::watch::Sender<bool>,
+    loops: Vec<JoinHandle<()>>,
+}
+
+impl RunningConductor {
+    /// The server name (`<topic>.<name>` is its own queue).
+    pub fn server_name(&self) -> &str {
+        self.server.server_name()
+    }
+
+    /// Stop consuming, let the requests in progress finish, stop the loops.
+    pub async fn stop(self) {
+        self.server.stop().await;
+        let _ = self.stop_loops.send(true);
+        for l in self.loops {
+            let _ = l.await;
+        }
+    }
+}
+
+/// Start `openkeel-conductor`: the RPC server on `[conductor] topic`, the handlers, the
+/// heartbeat and the periodic loops.
+pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, StartError> {
+    let started = Instant::now();
+    let config = &opts.config;
+    let settings = rabbit(config, "openkeel-conductor")?;
+    let db = allinone::open_database(config).await?;
+    let (conductor, _drivers) =
+        allinone::build_conductor(config, &db, Arc::new(openkeel_conductor::LogNotifier))?;
+    let conductor = Arc::new(conductor);
+    let dispatcher = openkeel_conductor::rpc_server::ConductorDispatcher::new(conductor.clone())
+        .with_database(db.clone());
+    let server = oslo::server::RpcServer::start(
+        settings,
+        config.conductor.topic.clone(),
+        oslo::server::generate_server_name(),
+        Arc::new(dispatcher),
+    );
+    let (stop_loops, stop_rx) = tokio::sync::watch::channel(false);
+    let loops = allinone::spawn_conductor_loops(config, &conductor, &stop_rx);
+    tracing::info!(
+        topic = %config.conductor.topic,
+        server = %server.server_name(),
+        database = %openkeel_db::redact_url(&config.database.connection),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "openkeel-conductor started"
+    );
+    Ok(RunningConductor {
+        db,
+        server,
+        stop_loops,
+        loops,
+    })
+}

@@ -1,0 +1,295 @@
+//! The `openstack coe` flow with the real python-openstackclient + python-magnumclient,
+//! shared by the end-to-end tests of the all-in-one server and of the two-process
+//! (RabbitMQ) deployments.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub struct Cli {
+    pub openstack: PathBuf,
+    pub endpoint: String,
+}
+
+impl Cli {
+    /// Run `openstack coe ...` and return stdout; panics with stderr on failure.
+    pub async fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args).await;
+        assert!(
+            out.status.success(),
+            "openstack {} failed ({}):\nstdout: {}\nstderr: {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Run and expect failure; returns stderr.
+    pub async fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args).await;
+        assert!(
+            !out.status.success(),
+            "openstack {} unexpectedly succeeded",
+            args.join(" ")
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    pub async fn json(&self, args: &[&str]) -> Value {
+        let mut a = args.to_vec();
+        a.extend(["-f", "json"]);
+        let out = self.ok(&a).await;
+        // Some commands print a line ("Request to create ... accepted") before the JSON.
+        let start = out.find(['{', '[']).unwrap_or(0);
+        let text = &out[start..];
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    }
+
+    pub async fn run(&self, args: &[&str]) -> std::process::Output {
+        let mut full = vec!["coe"];
+        full.extend_from_slice(args);
+        tokio::process::Command::new(&self.openstack)
+            .args(&full)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", std::env::temp_dir())
+            .env("OS_AUTH_TYPE", "none")
+            .env("OS_ENDPOINT", &self.endpoint)
+            .env("PYTHONWARNINGS", "ignore")
+            // `cluster config` prints the export line for the caller's shell
+            .env("SHELL", "/bin/bash")
+            .output()
+            .await
+            .expect("run openstack")
+    }
+
+    /// Poll `cluster show` until `status` is reached (or a FAILED status, which fails the test).
+    pub async fn wait_status(&self, cluster: &str, want: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let v = self.json(&["cluster", "show", cluster]).await;
+            let status = v["status"].as_str().unwrap_or_default().to_string();
+            if status == want {
+                return v;
+            }
+            assert!(
+                !status.ends_with("FAILED"),
+                "cluster {cluster} went {status}: {v}"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "cluster {cluster} stuck in {status}, wanted {want}"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
+    pub async fn wait_gone(&self, cluster: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = self.run(&["cluster", "show", cluster]).await;
+            if !out.status.success() {
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(err.contains("could not be found"), "{err}");
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cluster {cluster} never went away"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+}
+
+pub async fn keypairs(db: &openkeel_db::Database) -> usize {
+    openkeel_db::x509keypair::list(
+        db,
+        &openkeel_db::Scope::admin_all_tenants(),
+        &openkeel_db::X509KeyPairFilters::default(),
+        &openkeel_db::Page::all(),
+    )
+    .await
+    .expect("x509keypair list")
+    .len()
+}
+
+/// Templates create / list / show / update; cluster create → CREATE_COMPLETE, list, update,
+/// resize, upgrade; nodegroups create / list / show / update / delete; the default nodegroup
+/// refused; template delete refused while in use; cluster delete → gone; templates deleted.
+/// `db` is the database the conductor writes (the four keypairs of the cluster are checked).
+pub async fn coe_flow(cli: &Cli, db: &openkeel_db::Database) {
+    // Templates.
+    let t = cli
+        .json(&[
+            "cluster",
+            "template",
+            "create",
+            "k8s",
+            "--image",
+            "ubuntu-jammy",
+            "--external-network",
+            "public",
+            "--coe",
+            "kubernetes",
+            "--flavor",
+            "m1.small",
+            "--master-flavor",
+            "m1.small",
+            "--labels",
+            "kube_tag=v1.30.4",
+        ])
+        .await;
+    assert_eq!(t["name"], "k8s");
+    assert_eq!(t["coe"], "kubernetes");
+    cli.json(&[
+        "cluster",
+        "template",
+        "create",
+        "k8s-v2",
+        "--image",
+        "ubuntu-jammy",
+        "--external-network",
+        "public",
+        "--coe",
+        "kubernetes",
+        "--flavor",
+        "m1.small",
+        "--master-flavor",
+        "m1.small",
+        "--labels",
+        "kube_tag=v1.31.1",
+    ])
+    .await;
+    let list = cli.json(&["cluster", "template", "list"]).await;
+    assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
+    let shown = cli.json(&["cluster", "template", "show", "k8s"]).await;
+    assert_eq!(shown["uuid"], t["uuid"]);
+    let updated = cli
+        .json(&[
+            "cluster",
+            "template",
+            "update",
+            "k8s",
+            "replace",
+            "docker_volume_size=20",
+        ])
+        .await;
+    assert_eq!(updated["docker_volume_size"], 20);
+
+    // Cluster create → CREATE_COMPLETE.
+    cli.ok(&[
+        "cluster",
+        "create",
+        "c1",
+        "--cluster-template",
+        "k8s",
+        "--node-count",
+        "1",
+    ])
+    .await;
+    let c = cli.wait_status("c1", "CREATE_COMPLETE").await;
+    assert_eq!(c["node_count"], 1);
+    assert_eq!(c["master_count"], 1);
+    assert!(
+        c["api_address"].as_str().is_some_and(|a| !a.is_empty()),
+        "{c}"
+    );
+    assert_eq!(c["coe_version"], "v1.30.4");
+    // The three CAs and the client certificate are stored (x509keypair cert manager).
+    assert_eq!(keypairs(db).await, 4);
+    let clusters = cli.json(&["cluster", "list"]).await;
+    assert_eq!(clusters.as_array().map(Vec::len), Some(1));
+
+    // Update, resize, upgrade.
+    cli.ok(&["cluster", "update", "c1", "replace", "node_count=2"])
+        .await;
+    let c = cli.wait_status("c1", "UPDATE_COMPLETE").await;
+    assert_eq!(c["node_count"], 2);
+    cli.ok(&["cluster", "resize", "c1", "3"]).await;
+    let c = cli.wait_status("c1", "UPDATE_COMPLETE").await;
+    assert_eq!(c["node_count"], 3);
+    cli.ok(&["cluster", "upgrade", "c1", "k8s-v2"]).await;
+    let c = cli.wait_status("c1", "UPDATE_COMPLETE").await;
+    assert_eq!(c["coe_version"], "v1.31.1");
+
+    // Nodegroups.
+    cli.ok(&[
+        "nodegroup",
+        "create",
+        "c1",
+        "ng1",
+        "--node-count",
+        "1",
+        "--role",
+        "gpu",
+    ])
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ng = cli.json(&["nodegroup", "show", "c1", "ng1"]).await;
+        if ng["status"] == "CREATE_COMPLETE" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "nodegroup stuck: {ng}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let ngs = cli.json(&["nodegroup", "list", "c1"]).await;
+    assert_eq!(ngs.as_array().map(Vec::len), Some(3), "{ngs}");
+    cli.ok(&[
+        "nodegroup",
+        "update",
+        "c1",
+        "ng1",
+        "replace",
+        "max_node_count=5",
+    ])
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ng = cli.json(&["nodegroup", "show", "c1", "ng1"]).await;
+        if ng["status"] == "UPDATE_COMPLETE" {
+            assert_eq!(ng["max_node_count"], 5);
+            break;
+        }
+        assert!(Instant::now() < deadline, "nodegroup update stuck: {ng}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    cli.ok(&["nodegroup", "delete", "c1", "ng1"]).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ngs = cli.json(&["nodegroup", "list", "c1"]).await;
+        if ngs.as_array().map(Vec::len) == Some(2) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "nodegroup never deleted: {ngs}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let err = cli
+        .fails(&["nodegroup", "delete", "c1", "default-worker"])
+        .await;
+    assert!(
+        err.contains("Deleting a default nodegroup is not supported"),
+        "{err}"
+    );
+
+    // Template in use cannot be deleted; cluster delete → gone; then it can.
+    // python-magnumclient reports a failed template delete on stdout and exits 0.
+    let out = cli.ok(&["cluster", "template", "delete", "k8s-v2"]).await;
+    assert!(
+        out.contains("is referenced by one or multiple clusters"),
+        "{out}"
+    );
+    cli.json(&["cluster", "template", "show", "k8s-v2"]).await;
+    cli.ok(&["cluster", "delete", "c1"]).await;
+    cli.wait_gone("c1").await;
+    // All four are gone with the cluster (Magnum leaves two behind).
+    assert_eq!(keypairs(db).await, 0);
+    cli.ok(&["cluster", "template", "delete", "k8s"]).await;
+    cli.ok(&["cluster", "template", "delete", "k8s-v2"]).await;
+    let list = cli.json(&["cluster", "template", "list"]).await;
+    assert_eq!(list.as_array().map(Vec::len), Some(0));
+}
