@@ -46,6 +46,37 @@ pub fn auth_mode(config: &Config) -> Result<openkeel_api::request::AuthMode, Sta
     }
 }
 
+/// The conductor's notifier from `[oslo_messaging_notifications] driver`: `messagingv2` (or
+/// `messaging`) sends Magnum's CADF notifications on the RPC transport, as Magnum does
+/// (its `transport_url` option is ignored there too); anything else (`noop`, `log`, none)
+/// only logs them.
+fn notifier(
+    config: &Config,
+    settings: &Arc<RabbitSettings>,
+    db: &Database,
+) -> Arc<dyn openkeel_conductor::Notifier> {
+    let drivers = &config.oslo_messaging_notifications.driver;
+    let v2 = drivers.iter().any(|d| d == "messagingv2");
+    if !v2 && !drivers.iter().any(|d| d == "messaging") {
+        return Arc::new(openkeel_conductor::LogNotifier);
+    }
+    let host = config
+        .default
+        .host
+        .clone()
+        .unwrap_or_else(|| "localhost".to_string());
+    let bus = oslo::notifier::AmqpNotifier::new(
+        settings.clone(),
+        config.oslo_messaging_notifications.topics.clone(),
+        format!("container-infra.{host}"),
+        v2,
+    );
+    Arc::new(openkeel_conductor::notify::BusNotifier::new(
+        bus,
+        db.clone(),
+    ))
+}
+
 /// A running `openkeel-api`.
 pub struct RunningApi {
     pub addr: SocketAddr,
@@ -129,8 +160,8 @@ pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, S
     let config = &opts.config;
     let settings = rabbit(config, "openkeel-conductor")?;
     let db = allinone::open_database(config).await?;
-    let (conductor, _drivers) =
-        allinone::build_conductor(config, &db, Arc::new(openkeel_conductor::LogNotifier))?;
+    let notifier = notifier(config, &settings, &db);
+    let (conductor, _drivers) = allinone::build_conductor(config, &db, notifier)?;
     let conductor = Arc::new(conductor);
     let dispatcher = openkeel_conductor::rpc_server::ConductorDispatcher::new(conductor.clone())
         .with_database(db.clone());

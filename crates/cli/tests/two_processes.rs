@@ -14,6 +14,15 @@ use std::path::Path;
 /// A Magnum-style configuration for both services: MariaDB, RabbitMQ with a private control
 /// exchange, noauth, the simulator driver and the simulated cloud.
 pub fn service_config(dir: &Path, db_url: &str, exchange: &str) -> openkeel_core::config::Config {
+    service_config_with(dir, db_url, exchange, "")
+}
+
+pub fn service_config_with(
+    dir: &Path,
+    db_url: &str,
+    exchange: &str,
+    extra: &str,
+) -> openkeel_core::config::Config {
     let rabbit =
         openkeel_tests::rabbit_url()
             .expect("RabbitMQ")
@@ -33,7 +42,8 @@ pub fn service_config(dir: &Path, db_url: &str, exchange: &str) -> openkeel_core
          rpc_transport = rabbit\n\
          enable_simulator_driver = true\n\
          simulated_cloud = true\n\
-         status_sync_interval = 1\n"
+         status_sync_interval = 1\n\
+         {extra}"
     );
     let path = dir.join("magnum.conf");
     std::fs::write(&path, text).unwrap();
@@ -65,7 +75,14 @@ async fn openstack_coe_flow_through_openkeel_api_and_openkeel_conductor_over_rab
                 .as_nanos()
                 % 1_000_000
     );
-    let config = service_config(dir.path(), mdb.url(), &exchange);
+    // CADF notifications on a topic of this test's own.
+    let topic = format!("{exchange}-notifications");
+    let config = service_config_with(
+        dir.path(),
+        mdb.url(),
+        &exchange,
+        &format!("[oslo_messaging_notifications]\ndriver = messagingv2\ntopics = {topic}\n"),
+    );
     let conductor = services::start_conductor(ServiceOptions {
         config: config.clone(),
         config_dirs: Vec::new(),
@@ -96,8 +113,57 @@ async fn openstack_coe_flow_through_openkeel_api_and_openkeel_conductor_over_rab
         "{services}"
     );
 
+    // The conductor sent Magnum's notifications: create pending (cast) and success (sync),
+    // update, delete, each in the 2.0 envelope with a CADF payload.
+    let events = drain_notifications(&format!("{topic}.info")).await;
+    for (event, outcome) in [
+        ("magnum.cluster.create", "pending"),
+        ("magnum.cluster.create", "success"),
+        ("magnum.cluster.update", "pending"),
+        ("magnum.cluster.update", "success"),
+        ("magnum.cluster.delete", "pending"),
+    ] {
+        let n = events
+            .iter()
+            .find(|m| m["event_type"] == event && m["payload"]["outcome"] == outcome)
+            .unwrap_or_else(|| panic!("no {event} {outcome} notification in {events:?}"));
+        assert_eq!(n["priority"], "INFO");
+        assert_eq!(n["publisher_id"], "container-infra.okt-conductor");
+        assert_eq!(
+            n["payload"]["typeURI"],
+            "http://schemas.dmtf.org/cloud/audit/1.0/event"
+        );
+        assert_eq!(n["payload"]["target"]["name"], "c1");
+        assert_eq!(n["_context_auth_token"], serde_json::Value::Null);
+    }
+
     api.stop().await.unwrap();
     conductor.stop().await;
+}
+
+/// Every message waiting in `queue`, unwrapped from the oslo envelope.
+async fn drain_notifications(queue: &str) -> Vec<serde_json::Value> {
+    use lapin::options::{BasicGetOptions, QueueDeleteOptions};
+    let url = openkeel_tests::rabbit_url().unwrap();
+    let conn = lapin::Connection::connect(&url, lapin::ConnectionProperties::default())
+        .await
+        .unwrap();
+    let ch = conn.create_channel().await.unwrap();
+    let mut out = Vec::new();
+    while let Some(m) = ch
+        .basic_get(queue.into(), BasicGetOptions { no_ack: true })
+        .await
+        .unwrap()
+    {
+        let outer: serde_json::Value = serde_json::from_slice(&m.delivery.data).unwrap();
+        assert_eq!(outer["oslo.version"], "2.0");
+        let inner = outer["oslo.message"].as_str().unwrap();
+        out.push(serde_json::from_str(inner).unwrap());
+    }
+    let _ = ch
+        .queue_delete(queue.into(), QueueDeleteOptions::default())
+        .await;
+    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

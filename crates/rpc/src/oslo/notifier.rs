@@ -19,16 +19,24 @@ pub struct AmqpNotifier {
     publisher: Publisher,
     topics: Vec<String>,
     publisher_id: String,
+    /// `messagingv2` (the 2.0 envelope) or `messaging` (the bare 1.0 message).
+    envelope: bool,
     declared: Mutex<HashSet<String>>,
 }
 
 impl AmqpNotifier {
     /// `publisher_id` is Magnum's `container-infra.<host>`.
-    pub fn new(settings: Arc<RabbitSettings>, topics: Vec<String>, publisher_id: String) -> Self {
+    pub fn new(
+        settings: Arc<RabbitSettings>,
+        topics: Vec<String>,
+        publisher_id: String,
+        envelope: bool,
+    ) -> Self {
         AmqpNotifier {
             publisher: Publisher::new(Broker::new(settings)),
             topics,
             publisher_id,
+            envelope,
             declared: Mutex::new(HashSet::new()),
         }
     }
@@ -58,11 +66,7 @@ impl AmqpNotifier {
         m.insert("payload".into(), payload);
         m.insert(
             "timestamp".into(),
-            Value::String(
-                chrono::Utc::now()
-                    .format("%Y-%m-%d %H:%M:%S%.6f")
-                    .to_string(),
-            ),
+            Value::String(py_str_datetime(chrono::Utc::now().naive_utc())),
         );
         m.insert("_unique_id".into(), Value::String(message::new_id()));
         // The notifier's context never carries the user's token (or the auth URL).
@@ -70,6 +74,7 @@ impl AmqpNotifier {
         c.auth_token = None;
         c.auth_url = None;
         c.auth_token_info = None;
+        c.all_tenants = false;
         for (k, v) in c.to_dict() {
             m.insert(format!("_context_{k}"), v);
         }
@@ -85,7 +90,12 @@ impl AmqpNotifier {
         priority: &str,
         payload: Value,
     ) -> Result<(), BrokerError> {
-        let body = message::serialize_envelope(&self.message(ctx, event_type, priority, payload));
+        let m = self.message(ctx, event_type, priority, payload);
+        let body = if self.envelope {
+            message::serialize_envelope(&m)
+        } else {
+            openkeel_core::pyjson::dumps(&Value::Object(m)).into_bytes()
+        };
         let settings = self.publisher.broker().settings();
         let deadline = Instant::now() + settings.rpc_response_timeout;
         for topic in &self.topics {
@@ -117,5 +127,71 @@ impl AmqpNotifier {
                 .await?;
         }
         Ok(())
+    }
+}
+
+/// Python's `str(datetime)`: `YYYY-MM-DD HH:MM:SS[.ffffff]` (no fraction when it is zero).
+pub fn py_str_datetime(t: chrono::NaiveDateTime) -> String {
+    use chrono::Timelike;
+    if t.nanosecond() / 1000 == 0 {
+        t.format("%Y-%m-%d %H:%M:%S").to_string()
+    } else {
+        t.format("%Y-%m-%d %H:%M:%S%.6f").to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_python_str_of_a_datetime() {
+        let d = chrono::NaiveDate::from_ymd_opt(2026, 12, 2).unwrap();
+        assert_eq!(
+            py_str_datetime(d.and_hms_micro_opt(14, 18, 8, 120_624).unwrap()),
+            "2026-12-02 14:18:08.120624"
+        );
+        assert_eq!(
+            py_str_datetime(d.and_hms_opt(14, 18, 8).unwrap()),
+            "2026-12-02 14:18:08"
+        );
+    }
+
+    #[test]
+    fn the_notification_context_is_redacted() {
+        let s = Arc::new(RabbitSettings::for_url("rabbit://", "t").unwrap());
+        let n = AmqpNotifier::new(
+            s,
+            vec!["notifications".into()],
+            "container-infra.h".into(),
+            true,
+        );
+        let ctx = RequestContext {
+            user_id: Some("u".into()),
+            auth_token: Some("secret".into()),
+            auth_url: Some("http://k".into()),
+            all_tenants: true,
+            request_id: "req-1".into(),
+            ..Default::default()
+        };
+        let m = n.message(&ctx, "magnum.cluster.create", "info", Value::Null);
+        let keys: Vec<_> = m.keys().take(7).cloned().collect();
+        assert_eq!(
+            keys,
+            [
+                "message_id",
+                "publisher_id",
+                "event_type",
+                "priority",
+                "payload",
+                "timestamp",
+                "_unique_id"
+            ]
+        );
+        assert_eq!(m["priority"], "INFO");
+        assert_eq!(m["_context_auth_token"], Value::Null);
+        assert_eq!(m["_context_auth_url"], Value::Null);
+        assert_eq!(m["_context_all_tenants"], Value::Bool(false));
+        assert_eq!(m["_context_user_id"], "u");
     }
 }
