@@ -1,7 +1,8 @@
 //! Production shape: `openkeel-api` and `openkeel-conductor` as separate services on MariaDB,
 //! talking over a real RabbitMQ with oslo.messaging's wire format; the real
 //! python-openstackclient + python-magnumclient drive the whole `openstack coe` flow through
-//! them. Each test gets its own control exchange, so tests never see each other's messages.
+//! them. Each test gets its own control exchange and conductor topic (queue names are global
+//! in a vhost), so tests never see each other's messages.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "common/coe.rs"]
@@ -33,6 +34,8 @@ pub fn service_config_with(
          control_exchange = {exchange}\n\
          rpc_response_timeout = 30\n\
          host = okt-conductor\n\
+         [conductor]\n\
+         topic = {exchange}-conductor\n\
          [database]\n\
          connection = {db_url}\n\
          [certificates]\n\
@@ -236,4 +239,110 @@ async fn the_api_answers_503_with_magnums_body_when_the_broker_is_unreachable() 
     );
     assert!(r.header("x-openstack-request-id").is_some());
     api.stop().await.unwrap();
+}
+
+/// A conductor that goes away mid-operation (here: before its status loop ever ran) leaves
+/// the cluster in `CREATE_IN_PROGRESS`; the next conductor's status loop finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_conductor_finishes_what_a_dead_one_left_in_progress() {
+    let Some(_) = openkeel_tests::rabbit_url() else {
+        return;
+    };
+    let Some(mdb) = openkeel_tests::fresh_mysql_database().await else {
+        return;
+    };
+    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
+    openkeel_db::manage::upgrade(&db).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = format!("okt-restart-{}", std::process::id());
+    let no_loops = service_config_with(
+        dir.path(),
+        mdb.url(),
+        &exchange,
+        "[DEFAULT]\nperiodic_enable = false\n",
+    );
+    let first = services::start_conductor(ServiceOptions {
+        config: no_loops.clone(),
+        config_dirs: Vec::new(),
+        bind: None,
+    })
+    .await
+    .unwrap();
+    let api = services::start_api(ServiceOptions {
+        config: no_loops,
+        config_dirs: Vec::new(),
+        bind: Some("127.0.0.1:0".parse().unwrap()),
+    })
+    .await
+    .unwrap();
+    let post = |path: &'static str, body: &'static [u8]| {
+        let addr = api.addr;
+        async move {
+            openkeel_tests::http(
+                addr,
+                "POST",
+                path,
+                &[
+                    ("Content-Type", "application/json"),
+                    ("OpenStack-API-Version", "container-infra latest"),
+                ],
+                Some(body),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let t = post(
+        "/v1/clustertemplates",
+        br#"{"name": "t", "image_id": "ubuntu-jammy", "external_network_id": "public", "coe": "kubernetes", "flavor_id": "m1.small", "master_flavor_id": "m1.small"}"#,
+    )
+    .await;
+    assert_eq!(t.status, 201, "{}", t.text());
+    let c = post(
+        "/v1/clusters",
+        br#"{"name": "c", "cluster_template_id": "t", "node_count": 1}"#,
+    )
+    .await;
+    assert_eq!(c.status, 202, "{}", c.text());
+    let uuid = serde_json::from_str::<serde_json::Value>(&c.text()).unwrap()["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let status = |db: openkeel_db::Database, uuid: String| async move {
+        openkeel_db::cluster::get_by_uuid(&db, &openkeel_db::Scope::admin_all_tenants(), &uuid)
+            .await
+            .ok()
+            .and_then(|c| c.status)
+            .map(|s| s.as_str().to_string())
+    };
+    // The first conductor took the create (the API waited for its insert) and then dies.
+    assert_eq!(
+        status(db.clone(), uuid.clone()).await.as_deref(),
+        Some("CREATE_IN_PROGRESS")
+    );
+    first.stop().await;
+
+    // A new conductor with its status loop brings the cluster to CREATE_COMPLETE.
+    let with_loops = service_config(dir.path(), mdb.url(), &exchange);
+    let second = services::start_conductor(ServiceOptions {
+        config: with_loops,
+        config_dirs: Vec::new(),
+        bind: None,
+    })
+    .await
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let s = status(db.clone(), uuid.clone()).await;
+        if s.as_deref() == Some("CREATE_COMPLETE") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "cluster stuck in {s:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    api.stop().await.unwrap();
+    second.stop().await;
 }

@@ -465,3 +465,81 @@ async fn both_sides_survive_a_broker_outage_and_a_cast_sent_during_it_is_deliver
     assert_eq!(r, Value::Object(a));
     server.stop().await;
 }
+
+/// `rabbit_quorum_queue` makes the topic queues durable quorum queues (and the control
+/// exchange durable); the reply queue keeps `x-expires` from `rabbit_transient_queues_ttl`.
+#[tokio::test]
+async fn quorum_queues_are_declared_as_oslo_declares_them() {
+    let Some(url) = transport_url() else { return };
+    let t = topic();
+    let exchange = format!("{t}-x");
+    let mut s = (*settings(&url, 10)).clone();
+    s.quorum_queue = true;
+    s.exchange = exchange.clone();
+    s.transient_queues_ttl = 60;
+    let s = Arc::new(s);
+    let (server, _seen) = serve(s.clone(), &t);
+    wait_listening(&url, &t).await;
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+    caller.call(&ctx(), "echo", Args::new()).await.unwrap();
+
+    // Re-declaring with the same arguments succeeds only if they are equivalent.
+    let admin = admin_channel(&url).await;
+    let mut quorum = FieldTable::default();
+    quorum.insert(
+        "x-queue-type".into(),
+        lapin::types::AMQPValue::LongString("quorum".into()),
+    );
+    admin
+        .queue_declare(
+            t.as_str().into(),
+            QueueDeclareOptions {
+                durable: true,
+                ..Default::default()
+            },
+            quorum,
+        )
+        .await
+        .expect("the topic queue is a durable quorum queue");
+    admin
+        .exchange_declare(
+            exchange.as_str().into(),
+            lapin::ExchangeKind::Topic,
+            ExchangeDeclareOptions {
+                durable: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .expect("the control exchange is durable");
+    let mut expires = FieldTable::default();
+    expires.insert("x-expires".into(), lapin::types::AMQPValue::LongInt(60_000));
+    admin
+        .queue_declare(
+            caller.reply_queue().into(),
+            QueueDeclareOptions::default(),
+            expires,
+        )
+        .await
+        .expect("the reply queue is transient with x-expires");
+    // A non-equivalent declaration is refused by the broker (so the checks above can fail).
+    let other = admin_channel(&url).await;
+    let refused = other
+        .queue_declare(
+            t.as_str().into(),
+            QueueDeclareOptions::default(),
+            FieldTable::default(),
+        )
+        .await;
+    assert!(refused.is_err());
+    server.stop().await;
+    for q in [t.clone(), format!("{t}.srv1")] {
+        let _ = admin
+            .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+            .await;
+    }
+    let _ = admin
+        .exchange_delete(exchange.as_str().into(), Default::default())
+        .await;
+}
