@@ -143,6 +143,42 @@ def client(url, exchange, topic, script):
         api = conductor_api.API(context=ctx, topic=topic)
         step("cluster_delete_cast", lambda: api.cluster_delete_async("nope"))
         step("unknown_method", lambda: api._call("no_such_method_here"))
+    elif script == "objects":
+        # magnum-api's object writes (cluster template and quota routes) through object_action.
+        ct = objects.ClusterTemplate(ctx, name="k8s", image_id="ubuntu-jammy", coe="kubernetes",
+                                     project_id="p-py", user_id="u-py", flavor_id="m1.small",
+                                     external_network_id="public", labels={"kube_tag": "v1"},
+                                     server_type="vm", cluster_distro="ubuntu")
+        step("ct_create", lambda: (ct.create(), ct.obj_to_primitive())[1])
+        step("ct_changes_after_create", lambda: sorted(ct.obj_what_changed()))
+        def rename():
+            ct.name = "k8s-renamed"
+            ct.save()
+            return sorted(ct.obj_what_changed())
+        step("ct_save", rename)
+        step("ct_get_renamed",
+             lambda: objects.ClusterTemplate.get_by_uuid(ctx, ct.uuid).name)
+        step("ct_get_by_id", lambda: objects.ClusterTemplate.get_by_id(ctx, ct.id).uuid)
+        def refresh():
+            stale = objects.ClusterTemplate.get_by_uuid(ctx, ct.uuid)
+            ct.name = "k8s-again"
+            ct.save()
+            stale.refresh()
+            return {"name": stale.name, "changed": sorted(stale.obj_what_changed())}
+        step("ct_refresh", refresh)
+        q = objects.Quota(ctx, project_id="p-py", resource="Cluster", hard_limit=3)
+        step("quota_create", lambda: (q.create(), q.obj_to_primitive())[1])
+        step("quota_get", lambda: objects.Quota.get_quota_by_project_id_resource(
+            ctx, "p-py", "Cluster").hard_limit)
+        step("quota_missing", lambda: objects.Quota.get_quota_by_project_id_resource(
+            ctx, "nobody", "Cluster"))
+        step("quota_update", lambda: objects.Quota.update_quota(
+            ctx, "p-py", {"resource": "Cluster", "hard_limit": 5}).hard_limit)
+        step("quota_list", lambda: [x.hard_limit for x in objects.Quota.list(ctx)])
+        step("quota_delete", lambda: q.delete())
+        step("cluster_count", lambda: objects.Cluster.get_count_all(ctx))
+        step("ct_destroy", lambda: ct.destroy())
+        step("ct_gone", lambda: objects.ClusterTemplate.get_by_uuid(ctx, ct.uuid))
 
 
 if __name__ == "__main__":

@@ -51,12 +51,77 @@ async fn magnums_api_side_code_works_against_openkeel_conductor() {
     .await
     .expect("conductor");
 
+    let steps = run_client(&python, &url, &exchange, &topic, "indirection").await;
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no step {name}: {steps:?}"))
+            .clone()
+    };
+    check_indirection(&step);
+
+    // magnum-api's object writes: ClusterTemplate create / save / refresh / destroy, Quota
+    // create / update / delete, through object_action, as the Python objects see them.
+    let steps = run_client(&python, &url, &exchange, &topic, "objects").await;
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no step {name}: {steps:?}"))
+            .clone()
+    };
+    for s in &steps {
+        let name = s["step"].as_str().unwrap();
+        if !["quota_missing", "ct_gone"].contains(&name) {
+            assert_eq!(s["ok"], true, "{s}");
+        }
+    }
+    let ct = step("ct_create")["result"]["magnum_object.data"].clone();
+    assert_eq!(ct["id"], 1);
+    assert_eq!(ct["name"], "k8s");
+    // the DB defaults came back into Magnum's object
+    assert_eq!(ct["public"], false);
+    assert_eq!(ct["floating_ip_enabled"], true);
+    assert!(ct["created_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(
+        step("ct_changes_after_create")["result"],
+        serde_json::json!([])
+    );
+    assert_eq!(step("ct_save")["result"], serde_json::json!([]));
+    assert_eq!(step("ct_get_renamed")["result"], "k8s-renamed");
+    assert_eq!(step("ct_get_by_id")["result"], ct["uuid"]);
+    assert_eq!(
+        step("ct_refresh")["result"],
+        serde_json::json!({"name": "k8s-again", "changed": ["name"]})
+    );
+    assert_eq!(step("quota_get")["result"], 3);
+    let s = step("quota_missing");
+    assert_eq!(
+        (s["class"].as_str(), s["code"].as_i64()),
+        (Some("QuotaNotFound_Remote"), Some(404))
+    );
+    assert_eq!(step("quota_update")["result"], 5);
+    assert_eq!(step("quota_list")["result"], serde_json::json!([5]));
+    assert_eq!(step("cluster_count")["result"], 0);
+    let s = step("ct_gone");
+    assert_eq!(s["class"], "ClusterTemplateNotFound_Remote", "{s}");
+    conductor.stop().await;
+}
+
+async fn run_client(
+    python: &std::path::Path,
+    url: &str,
+    exchange: &str,
+    topic: &str,
+    scenario: &str,
+) -> Vec<Value> {
     let script = openkeel_tests::workspace_root().join("tests/python/magnum_rpc_peer.py");
     let out = tokio::time::timeout(
         std::time::Duration::from_secs(120),
         tokio::process::Command::new(python)
             .arg(script)
-            .args(["client", &url, &exchange, &topic, "indirection"])
+            .args(["client", url, exchange, topic, scenario])
             .env("PYTHONWARNINGS", "ignore")
             .kill_on_drop(true)
             .output(),
@@ -70,19 +135,14 @@ async fn magnums_api_side_code_works_against_openkeel_conductor() {
         "the Magnum client failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let steps: Vec<Value> = stdout
+    stdout
         .lines()
         .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let step = |name: &str| {
-        steps
-            .iter()
-            .find(|s| s["step"] == name)
-            .unwrap_or_else(|| panic!("no step {name}: {stdout}"))
-            .clone()
-    };
+        .collect()
+}
 
+fn check_indirection(step: &dyn Fn(&str) -> Value) {
     // MagnumService.list through object_class_action_versions: the conductor's own row.
     let s = step("magnumservice_list");
     assert_eq!(s["ok"], true, "{s}");
@@ -115,5 +175,4 @@ async fn magnums_api_side_code_works_against_openkeel_conductor() {
         s["message"].as_str().unwrap().contains("NoSuchMethod"),
         "{s}"
     );
-    conductor.stop().await;
 }
