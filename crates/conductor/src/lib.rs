@@ -27,7 +27,6 @@ pub mod certificates;
 pub mod certs_x509;
 mod handlers;
 pub mod heartbeat;
-pub mod indirection;
 pub mod notify;
 pub mod periodic;
 pub mod rpc_server;

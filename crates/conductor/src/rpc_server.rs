@@ -5,12 +5,11 @@
 //! * the 12 business methods go to the handlers (`openkeel_rpc::remote::serve`);
 //! * `ping_conductor` answers `true`; the federation methods raise `NotImplementedError`;
 //! * object indirection (§11): with a database ([`ConductorDispatcher::with_database`]),
-//!   `object_class_action_versions` serves the class methods of rpc.md §11 (Cluster,
-//!   ClusterTemplate, NodeGroup, MagnumService, Quota, X509KeyPair, Federation, Stats; Magnum's
-//!   broken `Quota.quota_get_all_by_project_id` fails as Magnum's does), and
-//!   `object_action` / `object_backport_versions` run in [`crate::indirection`]; a class
-//!   method or filter not served answers a failure (`NotImplementedError` naming it), never a
-//!   fake success;
+//!   `object_class_action_versions` serves the read paths magnum-api uses most
+//!   (Cluster / ClusterTemplate `get`, `get_by_uuid`, `get_by_name`, `list` (Cluster: no
+//!   filters); NodeGroup `get`, `list` (filters `is_default`, `role`, `name`);
+//!   MagnumService `list`; Stats `get_cluster_stats`); every other indirection call answers
+//!   a failure (`NotImplementedError` naming the object method), never a fake success;
 //! * anything else is oslo.messaging's `NoSuchMethod`.
 
 use async_trait::async_trait;
@@ -18,9 +17,8 @@ use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
 use openkeel_core::objects::Stats;
 use openkeel_db::{
-    cluster, cluster_template, federation, magnum_service, nodegroup, quota, x509keypair,
-    ClusterFilters, ClusterTemplateFilters, Database, FederationFilters, NodeGroupFilters, Page,
-    QuotaFilters, Scope, X509KeyPairFilters,
+    cluster, cluster_template, magnum_service, nodegroup, ClusterFilters, ClusterTemplateFilters,
+    Database, NodeGroupFilters, Page, Scope,
 };
 use openkeel_rpc::codec::{self, VersionedObject};
 use openkeel_rpc::remote::{no_such_method, serve};
@@ -189,222 +187,6 @@ impl ConductorDispatcher {
                         single(Obj::new(st, ["clusters", "nodes"]), requested.as_deref())
                     })
             }
-            ("Cluster", "get_by_id") => {
-                let id = arg(0, "cluster_id").and_then(|v| v.as_i64()).unwrap_or(0);
-                cluster::get_by_id(db, &scope, id)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(|c| single(Obj::unchanged(c), requested.as_deref()))
-            }
-            ("Cluster", "get_count_all") => {
-                let filters = match cluster_filters(arg(0, "filters")) {
-                    Ok(f) => f,
-                    Err(f) => return Some(Err(f)),
-                };
-                cluster::count(db, &scope, &filters)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(Value::from)
-            }
-            ("ClusterTemplate", "get_by_id") => {
-                let id = arg(0, "cluster_template_id")
-                    .and_then(|v| v.as_i64())
-                    .unwrap_or(0);
-                cluster_template::get_by_id(db, &scope, id)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(|c| single(Obj::unchanged(c), requested.as_deref()))
-            }
-            ("NodeGroup", m @ ("get_by_id" | "get_by_uuid" | "get_by_name")) => {
-                // (cluster, id_/uuid/name): Magnum passes the cluster id or uuid first
-                let cid = s(arg(0, "cluster"));
-                let r = match m {
-                    "get_by_id" => {
-                        let id = arg(1, "id_").and_then(|v| v.as_i64()).unwrap_or(0);
-                        nodegroup::get_by_id(db, &scope, &cid, id).await
-                    }
-                    "get_by_uuid" => {
-                        nodegroup::get_by_uuid(db, &scope, &cid, &s(arg(1, "uuid"))).await
-                    }
-                    _ => nodegroup::get_by_name(db, &scope, &cid, &s(arg(1, "name"))).await,
-                };
-                r.map_err(MagnumError::from)
-                    .map(|n| single(Obj::unchanged(n), requested.as_deref()))
-            }
-            ("NodeGroup", "get_count_all") => {
-                nodegroup::count(db, &scope, &s(arg(0, "cluster_id")))
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(Value::from)
-            }
-            ("NodeGroup", "update_nodegroup") => {
-                let cid = s(arg(0, "cluster_id"));
-                let ngid = s(arg(1, "nodegroup_id"));
-                let values = arg(2, "values").unwrap_or(Value::Null);
-                let mut prim = serde_json::Map::new();
-                prim.insert("magnum_object.name".into(), "NodeGroup".into());
-                prim.insert("magnum_object.namespace".into(), "magnum".into());
-                prim.insert("magnum_object.version".into(), "1.2".into());
-                prim.insert("magnum_object.data".into(), values.clone());
-                let fields: Vec<String> = values
-                    .as_object()
-                    .map(|m| m.keys().cloned().collect())
-                    .unwrap_or_default();
-                match codec::decode::<openkeel_core::objects::NodeGroup>(&Value::Object(prim)) {
-                    Ok(v) => {
-                        let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
-                        nodegroup::update(db, &cid, &ngid, &v.data, &refs)
-                            .await
-                            .map_err(MagnumError::from)
-                            .map(|n| single(Obj::unchanged(n), requested.as_deref()))
-                    }
-                    Err(e) => {
-                        return Some(Err(RemoteFailure::builtin("ValueError", e.to_string())))
-                    }
-                }
-            }
-            ("MagnumService", "get_by_host_and_binary") => {
-                magnum_service::get_by_host_and_binary(db, &s(arg(0, "host")), &s(arg(1, "binary")))
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(|m| match m {
-                        Some(m) => single(Obj::unchanged(m), requested.as_deref()),
-                        None => Value::Null,
-                    })
-            }
-            ("Quota", "get_quota_by_project_id_resource") => quota::get_by_project_id_resource(
-                db,
-                &s(arg(0, "project_id")),
-                &s(arg(1, "resource")),
-            )
-            .await
-            .map_err(MagnumError::from)
-            .map(|q| single(Obj::unchanged(q), requested.as_deref())),
-            ("Quota", "get_by_id") => {
-                let id = arg(0, "quota_id").and_then(|v| v.as_i64()).unwrap_or(0);
-                quota::get_by_id(db, id)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(|q| single(Obj::unchanged(q), requested.as_deref()))
-            }
-            ("Quota", "list") => {
-                let (limit, marker, key, dir) = match paging(&arg, 0) {
-                    Ok(p) => p,
-                    Err(f) => return Some(Err(f)),
-                };
-                let mut filters = QuotaFilters::default();
-                if let Some(Value::Object(f)) = arg(4, "filters") {
-                    filters.resource = f
-                        .get("resource")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                    filters.project_id = f
-                        .get("project_id")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                }
-                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
-                quota::list(db, &filters, &page)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(list_value)
-            }
-            ("Quota", "update_quota") => {
-                let project = s(arg(0, "project_id"));
-                let values = arg(1, "quota").unwrap_or(Value::Null);
-                let q = openkeel_core::objects::Quota {
-                    resource: values
-                        .get("resource")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    hard_limit: values
-                        .get("hard_limit")
-                        .and_then(Value::as_i64)
-                        .and_then(|v| i32::try_from(v).ok())
-                        .unwrap_or(0),
-                    ..Default::default()
-                };
-                let fields: Vec<&str> = ["hard_limit"]
-                    .into_iter()
-                    .filter(|f| values.get(*f).is_some())
-                    .collect();
-                quota::update(db, &project, &q, &fields)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(|q| single(Obj::unchanged(q), requested.as_deref()))
-            }
-            // Magnum calls a DB method that does not exist (magnum/objects/quota.py:103).
-            ("Quota", "quota_get_all_by_project_id") => {
-                return Some(Err(RemoteFailure::builtin(
-                    "AttributeError",
-                    "'Connection' object has no attribute 'get_quota_by_project_id'",
-                )))
-            }
-            ("X509KeyPair", m @ ("get" | "get_by_uuid" | "get_by_id")) => {
-                let r = match m {
-                    "get_by_id" => {
-                        x509keypair::get_by_id(
-                            db,
-                            &scope,
-                            arg(0, "x509keypair_id")
-                                .and_then(|v| v.as_i64())
-                                .unwrap_or(0),
-                        )
-                        .await
-                    }
-                    "get_by_uuid" => x509keypair::get_by_uuid(db, &scope, &s(arg(0, "uuid"))).await,
-                    _ => x509keypair::get(db, &scope, &s(arg(0, "x509keypair_id"))).await,
-                };
-                r.map_err(MagnumError::from)
-                    .map(|k| single(Obj::unchanged(k), requested.as_deref()))
-            }
-            ("X509KeyPair", "list") => {
-                let (limit, marker, key, dir) = match paging(&arg, 0) {
-                    Ok(p) => p,
-                    Err(f) => return Some(Err(f)),
-                };
-                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
-                x509keypair::list(db, &scope, &X509KeyPairFilters::default(), &page)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(list_value)
-            }
-            ("Federation", m @ ("get" | "get_by_uuid" | "get_by_name" | "get_by_id")) => {
-                let r = match m {
-                    "get_by_id" => {
-                        federation::get_by_id(
-                            db,
-                            &scope,
-                            arg(0, "federation_id")
-                                .and_then(|v| v.as_i64())
-                                .unwrap_or(0),
-                        )
-                        .await
-                    }
-                    "get_by_uuid" => federation::get_by_uuid(db, &scope, &s(arg(0, "uuid"))).await,
-                    "get_by_name" => federation::get_by_name(db, &scope, &s(arg(0, "name"))).await,
-                    _ => federation::get(db, &scope, &s(arg(0, "federation_id"))).await,
-                };
-                r.map_err(MagnumError::from)
-                    .map(|f| single(Obj::unchanged(f), requested.as_deref()))
-            }
-            ("Federation", "list") => {
-                let (limit, marker, key, dir) = match paging(&arg, 0) {
-                    Ok(p) => p,
-                    Err(f) => return Some(Err(f)),
-                };
-                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
-                federation::list(db, &scope, &FederationFilters::default(), &page)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(list_value)
-            }
-            ("Federation", "get_count_all") => {
-                federation::count(db, &scope, &FederationFilters::default())
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(Value::from)
-            }
             _ => return None,
         };
         Some(out.map_err(RemoteFailure::from))
@@ -416,35 +198,6 @@ fn unsupported(what: &str) -> RemoteFailure {
         "NotImplementedError",
         format!("OpenKeel's conductor does not serve object_class_action_versions ({what}) yet"),
     )
-}
-
-/// `Cluster.get_count_all(filters)`: the filters magnum-api passes (a dict, or none).
-#[allow(clippy::result_large_err)]
-fn cluster_filters(v: Option<Value>) -> Result<ClusterFilters, RemoteFailure> {
-    let mut f = ClusterFilters::default();
-    match v {
-        None | Some(Value::Null) => Ok(f),
-        Some(Value::Object(m)) => {
-            for (k, v) in m {
-                let text = v.as_str().map(str::to_string);
-                match k.as_str() {
-                    "project_id" => f.project_id = text,
-                    "user_id" => f.user_id = text,
-                    "name" => f.name = text,
-                    "cluster_template_id" => f.cluster_template_id = text,
-                    "stack_id" => f.stack_id = text,
-                    "api_address" => f.api_address = text,
-                    _ => {
-                        return Err(unsupported(&format!(
-                            "Cluster.get_count_all with filter {k}"
-                        )))
-                    }
-                }
-            }
-            Ok(f)
-        }
-        Some(_) => Err(unsupported("Cluster.get_count_all with these filters")),
-    }
 }
 
 fn no_filters(v: Option<Value>) -> bool {
@@ -538,15 +291,6 @@ impl Dispatcher for ConductorDispatcher {
         if method == "object_class_action_versions" {
             if let Some(r) = self.class_action(&ctx, &args).await {
                 return r;
-            }
-        }
-        if let Some(db) = &self.db {
-            match method {
-                "object_action" => {
-                    return crate::indirection::object_action(db, &ctx, &args).await;
-                }
-                "object_backport_versions" => return crate::indirection::backport(&args),
-                _ => {}
             }
         }
         if INDIRECTION.contains(&method) {
