@@ -42,7 +42,7 @@ pub(crate) fn codec_failure(e: CodecError) -> RemoteFailure {
     f
 }
 
-fn attribute_error(objname: &str, method: &str) -> RemoteFailure {
+pub(crate) fn attribute_error(objname: &str, method: &str) -> RemoteFailure {
     RemoteFailure::builtin(
         "AttributeError",
         format!("type object '{objname}' has no attribute '{method}'"),

@@ -126,15 +126,19 @@ impl ConductorDispatcher {
                     })
             }
             _ => {
-                return indirection::class_action(
-                    db,
-                    ctx,
-                    objname,
-                    objmethod,
-                    args,
-                    requested.as_deref(),
-                )
-                .await
+                // getattr(cls, objmethod) fails for a method the class does not have
+                return Some(
+                    indirection::class_action(
+                        db,
+                        ctx,
+                        objname,
+                        objmethod,
+                        args,
+                        requested.as_deref(),
+                    )
+                    .await
+                    .unwrap_or_else(|| Err(indirection::attribute_error(objname, objmethod))),
+                );
             }
         };
         Some(out.map_err(RemoteFailure::from))
