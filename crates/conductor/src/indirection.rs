@@ -8,6 +8,9 @@
 //! every field that is set afterwards, its primitive when it was unset before or changed, plus
 //! `obj_what_changed` (the object's changed-field set after the method).
 
+// RemoteFailure is the failure reply as oslo.messaging carries it; these are cold paths.
+#![allow(clippy::result_large_err)]
+
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
 use openkeel_core::objects::{

@@ -127,18 +127,19 @@ impl ConductorDispatcher {
             }
             _ => {
                 // getattr(cls, objmethod) fails for a method the class does not have
-                return Some(
-                    indirection::class_action(
-                        db,
-                        ctx,
-                        objname,
-                        objmethod,
-                        args,
-                        requested.as_deref(),
-                    )
-                    .await
-                    .unwrap_or_else(|| Err(indirection::attribute_error(objname, objmethod))),
-                );
+                let served = indirection::class_action(
+                    db,
+                    ctx,
+                    objname,
+                    objmethod,
+                    args,
+                    requested.as_deref(),
+                )
+                .await;
+                return match served {
+                    Some(r) => Some(r),
+                    None => Some(Err(indirection::attribute_error(objname, objmethod))),
+                };
             }
         };
         Some(out.map_err(RemoteFailure::from))
