@@ -543,3 +543,25 @@ async fn quorum_queues_are_declared_as_oslo_declares_them() {
         .exchange_delete(exchange.as_str().into(), Default::default())
         .await;
 }
+
+/// Several brokers in `transport_url`: a host that refuses connections is skipped for the
+/// next one (oslo's round-robin failover).
+#[tokio::test]
+async fn a_dead_broker_in_the_url_fails_over_to_the_next() {
+    let Some(url) = transport_url() else { return };
+    let (target, prefix) = broker_addr(&url);
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let creds = prefix.trim_start_matches("rabbit://").trim_end_matches('@');
+    let both = format!("rabbit://{creds}@127.0.0.1:{dead_port},{creds}@{target}/");
+    let t = topic();
+    let s = settings(&both, 10);
+    assert_eq!(s.hosts.len(), 2);
+    let (server, _seen) = serve(s.clone(), &t);
+    wait_listening(&url, &t).await;
+    let caller = AmqpCaller::new(s, t);
+    let r = caller.call(&ctx(), "echo", Args::new()).await.unwrap();
+    assert_eq!(r, json!({}));
+    server.stop().await;
+}
