@@ -84,6 +84,7 @@ async fn openstack_coe_flow_through_openkeel_api_and_openkeel_conductor_over_rab
     let cli = Cli {
         openstack,
         endpoint: format!("http://{}/v1", api.addr),
+        token: None,
     };
     coe::coe_flow(&cli, &conductor.db).await;
 

@@ -1,0 +1,204 @@
+//! A tap on an oslo.messaging control exchange: a private queue bound with the routing keys a
+//! test names receives a copy of every message published with them, with its AMQP
+//! properties, so a test can compare what two implementations put on the wire.
+
+use futures_util::StreamExt;
+use lapin::options::{
+    BasicAckOptions, BasicConsumeOptions, QueueBindOptions, QueueDeclareOptions,
+    QueueDeleteOptions,
+};
+use lapin::types::{AMQPValue, FieldTable};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A channel on its own connection to the broker at `transport_url` (`rabbit://` or
+/// `amqp://`). The connection lives as long as the channel is used.
+pub async fn admin_channel(transport_url: &str) -> Result<lapin::Channel, lapin::Error> {
+    let amqp = transport_url.replacen("rabbit://", "amqp://", 1);
+    let conn = lapin::Connection::connect(&amqp, lapin::ConnectionProperties::default()).await?;
+    let ch = conn.create_channel().await?;
+    // the connection closes when it is dropped: keep it for the channel's lifetime
+    std::mem::forget(conn);
+    Ok(ch)
+}
+
+/// One message as the tap received it.
+#[derive(Debug, Clone)]
+pub struct Tapped {
+    pub exchange: String,
+    pub routing_key: String,
+    pub content_type: Option<String>,
+    pub content_encoding: Option<String>,
+    pub delivery_mode: Option<u8>,
+    pub priority: Option<u8>,
+    pub expiration: Option<String>,
+    /// Header names in order, with their values rendered as text.
+    pub headers: Option<Vec<(String, String)>>,
+    /// The body as published (the `oslo.version` / `oslo.message` envelope).
+    pub raw: Vec<u8>,
+}
+
+impl Tapped {
+    /// The outer envelope, key order kept.
+    pub fn envelope(&self) -> Value {
+        serde_json::from_slice(&self.raw).unwrap_or(Value::Null)
+    }
+
+    /// The inner message (`oslo.message` parsed), key order kept.
+    pub fn message(&self) -> Value {
+        self.envelope()
+            .get("oslo.message")
+            .and_then(Value::as_str)
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    /// The RPC method, when the message is a request.
+    pub fn method(&self) -> Option<String> {
+        self.message()
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+}
+
+fn render(v: &AMQPValue) -> String {
+    match v {
+        AMQPValue::LongString(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
+        AMQPValue::ShortString(s) => s.as_str().to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A running tap. Dropping it stops collecting (the queue is auto-delete).
+pub struct Tap {
+    seen: Arc<Mutex<Vec<Tapped>>>,
+    channel: lapin::Channel,
+    queue: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Tap {
+    /// Bind a fresh queue to `exchange` with each routing key and start collecting.
+    pub async fn start(transport_url: &str, exchange: &str, routing_keys: &[&str]) -> Tap {
+        let ch = admin_channel(transport_url)
+            .await
+            .unwrap_or_else(|e| panic!("tap: cannot connect to RabbitMQ: {e}"));
+        // oslo.messaging declares the control exchange as a durable=False topic exchange;
+        // declaring it the same way first lets the tap bind before either side has started.
+        ch.exchange_declare(
+            exchange.into(),
+            lapin::ExchangeKind::Topic,
+            lapin::options::ExchangeDeclareOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("tap: declare exchange {exchange}: {e}"));
+        let queue = format!("okt-tap-{}", uuid::Uuid::new_v4().simple());
+        ch.queue_declare(
+            queue.as_str().into(),
+            QueueDeclareOptions {
+                auto_delete: true,
+                exclusive: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("tap: declare {queue}: {e}"));
+        for key in routing_keys {
+            ch.queue_bind(
+                queue.as_str().into(),
+                exchange.into(),
+                (*key).into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("tap: bind {queue} to {exchange}/{key}: {e}"));
+        }
+        let mut consumer = ch
+            .basic_consume(
+                queue.as_str().into(),
+                "okt-tap".into(),
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("tap: consume {queue}: {e}"));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let task = tokio::spawn(async move {
+            while let Some(Ok(d)) = consumer.next().await {
+                let p = &d.properties;
+                let t = Tapped {
+                    exchange: d.exchange.as_str().to_string(),
+                    routing_key: d.routing_key.as_str().to_string(),
+                    content_type: p.content_type().as_ref().map(|s| s.as_str().to_string()),
+                    content_encoding: p
+                        .content_encoding()
+                        .as_ref()
+                        .map(|s| s.as_str().to_string()),
+                    delivery_mode: *p.delivery_mode(),
+                    priority: *p.priority(),
+                    expiration: p.expiration().as_ref().map(|s| s.as_str().to_string()),
+                    headers: p.headers().as_ref().map(|h| {
+                        h.inner()
+                            .iter()
+                            .map(|(k, v)| (k.as_str().to_string(), render(v)))
+                            .collect()
+                    }),
+                    raw: d.data.clone(),
+                };
+                let _ = d.ack(BasicAckOptions::default()).await;
+                sink.lock().unwrap_or_else(|e| e.into_inner()).push(t);
+            }
+        });
+        Tap {
+            seen,
+            channel: ch,
+            queue,
+            task,
+        }
+    }
+
+    /// Everything received so far.
+    pub fn messages(&self) -> Vec<Tapped> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Wait (bounded) until a request for `method` has been tapped; returns all of them.
+    pub async fn wait_for(&self, method: &str, timeout: Duration) -> Vec<Tapped> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let found: Vec<Tapped> = self
+                .messages()
+                .into_iter()
+                .filter(|m| m.method().as_deref() == Some(method))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no {method} request was published within {timeout:?}; tapped: {:?}",
+                self.messages()
+                    .iter()
+                    .map(|m| m.method())
+                    .collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Stop collecting and delete the queue.
+    pub async fn close(self) {
+        self.task.abort();
+        let _ = self
+            .channel
+            .queue_delete(self.queue.as_str().into(), QueueDeleteOptions::default())
+            .await;
+        let _ = self.channel.close(200, "".into()).await;
+    }
+}
