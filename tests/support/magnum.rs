@@ -134,7 +134,7 @@ impl MagnumSetup {
              control_exchange = {exchange}\n\
              rpc_response_timeout = 30\n\
              state_path = {d}/state\n\
-             debug = False\n\
+             debug = {debug}\n\
              graceful_shutdown_timeout = 2\n\
              [api]\n\
              host = 127.0.0.1\n\
@@ -181,6 +181,12 @@ impl MagnumSetup {
             topic = self.topic,
             db = self.sqlalchemy_url(),
             sim = self.openkeel_simulated_cloud,
+            // OPENKEEL_INTEROP_DEBUG=1: the Python services log at DEBUG (their HTTP requests too)
+            debug = if std::env::var("OPENKEEL_INTEROP_DEBUG").is_ok_and(|v| v == "1") {
+                "True"
+            } else {
+                "False"
+            },
         );
         std::fs::write(self.conf_path(), conf).unwrap_or_else(|e| panic!("write magnum.conf: {e}"));
         // Magnum 23.0.0's pipeline with OpenKeel's noauth filter where authtoken stands.
@@ -262,11 +268,21 @@ impl MagnumSetup {
     }
 
     /// Start the venv's `magnum-api` on this configuration and wait (bounded) until it answers.
+    ///
+    /// It runs Magnum's own `magnum.cmd.api:main` through `openkeel_interop.api`, which parses
+    /// the configuration before `magnum.conductor.api` is imported: the console script binds
+    /// `[conductor] topic` too early and would always send to `magnum-conductor`, where the
+    /// conductors of other tests on the same broker listen.
     pub async fn start_api(&self, venv: &Path) -> PyService {
         let mut svc = PyService::spawn(
             "magnum-api",
-            &venv.join("bin").join("magnum-api"),
-            &["--config-file", &self.conf_path().display().to_string()],
+            &venv.join("bin").join("python"),
+            &[
+                "-m",
+                "openkeel_interop.api",
+                "--config-file",
+                &self.conf_path().display().to_string(),
+            ],
             &self.python_env(),
             &self.dir,
         );

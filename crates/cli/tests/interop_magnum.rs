@@ -35,6 +35,14 @@ struct Env {
 }
 
 async fn env() -> Option<Env> {
+    // OpenKeel's side logs into the test output (shown when a test fails); RUST_LOG overrides.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,lapin=warn")),
+        )
+        .with_test_writer()
+        .try_init();
     let venv = openkeel_tests::venv()?;
     let openstack = venv.join("bin").join("openstack");
     for program in ["magnum-api", "magnum-conductor", "openstack"] {
@@ -61,6 +69,27 @@ async fn env() -> Option<Env> {
         mdb,
         db,
     })
+}
+
+/// Prints the requests the stand-in cloud received when the test fails.
+struct CloudLog<'a>(&'a standin::StandIn);
+
+impl Drop for CloudLog<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("----- stand-in cloud requests -----");
+            for r in self.0.requests() {
+                eprintln!(
+                    "{} {}{}{} -> {}",
+                    r.method,
+                    r.path,
+                    if r.query.is_empty() { "" } else { "?" },
+                    r.query,
+                    r.status
+                );
+            }
+        }
+    }
 }
 
 fn load(setup: &MagnumSetup) -> Config {
@@ -91,6 +120,7 @@ const FLOW_DRIVER_CALLS: &[&str] = &[
 async fn openkeel_api_in_front_of_the_real_magnum_conductor() {
     let Some(env) = env().await else { return };
     let cloud = standin::start(StandInData::default()).await;
+    let _cloud_log = CloudLog(&cloud);
     let dir = tempfile::tempdir().unwrap();
     let setup = MagnumSetup::new(dir.path(), env.mdb.url(), &env.amqp, &cloud.keystone_url());
     setup.write();
@@ -141,6 +171,7 @@ async fn openkeel_api_in_front_of_the_real_magnum_conductor() {
 async fn the_real_magnum_api_in_front_of_openkeel_conductor() {
     let Some(env) = env().await else { return };
     let cloud = standin::start(StandInData::default()).await;
+    let _cloud_log = CloudLog(&cloud);
     // The CLI sends a token the stand-in issued; magnum-api uses it for Glance / Nova / Neutron.
     let token = cloud.issue_token("okt-admin", "okt-project");
     let dir = tempfile::tempdir().unwrap();
@@ -261,6 +292,7 @@ fn shape(m: &openkeel_tests::tap::Tapped) -> Value {
 async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
     let Some(env) = env().await else { return };
     let cloud = standin::start(StandInData::default()).await;
+    let _cloud_log = CloudLog(&cloud);
     let token = cloud.issue_token("okt-admin", "okt-project");
     let dir = tempfile::tempdir().unwrap();
     let setup = MagnumSetup::new(dir.path(), env.mdb.url(), &env.amqp, &cloud.keystone_url());
