@@ -281,6 +281,17 @@ fn shape(m: &openkeel_tests::tap::Tapped) -> Value {
         "version": msg["version"],
         "namespace": msg.get("namespace"),
         "args": reduce(&msg["args"]),
+        // the request context: which values are strings, null, booleans, lists
+        "context": Value::Object(
+            msg.as_object()
+                .map(|o| {
+                    o.iter()
+                        .filter(|(k, _)| k.starts_with("_context_"))
+                        .map(|(k, v)| (k.clone(), reduce(v)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
         "_timeout": msg.get("_timeout"),
         "_msg_id_len": msg.get("_msg_id").and_then(Value::as_str).map(str::len),
         "_reply_q_prefix": msg.get("_reply_q").and_then(Value::as_str).map(|q| q.split('_').next().unwrap_or_default().to_string()),
@@ -352,7 +363,7 @@ async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
         .await;
         cli.wait_status(&cluster, "CREATE_COMPLETE").await;
         // a call with a reply: the cluster's CA
-        cli.ok(&["ca", "show", "--cluster", &cluster]).await;
+        cli.ok(&["ca", "show", &cluster]).await;
         let new: Vec<_> = tap.messages().into_iter().skip(before).collect();
         for method in ["cluster_create", "get_ca_certificate"] {
             let m = new
@@ -367,6 +378,7 @@ async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
             frames.push((format!("{side} {method}"), shape(m)));
         }
     }
+    eprintln!("FRAMES {}", serde_json::to_string(&frames).unwrap());
     let (python_frames, rust_frames) = frames.split_at(2);
     for ((pn, p), (rn, r)) in python_frames.iter().zip(rust_frames) {
         assert_eq!(

@@ -3,8 +3,9 @@ pipeline for OpenKeel's interoperability tests.  It validates nothing.
 
 Magnum's ContextHook builds the request context from the identity headers authtoken sets.
 This filter passes a request that already carries ``X-User-Id``, ``X-Project-Id`` or
-``X-Roles`` through untouched; for any other request it sets those headers (and the names,
-domains and ``X-Identity-Status``) from the filter's options::
+``X-Roles`` through untouched; for any other request it sets those three and ``X-User-Name`` / ``X-Project-Name`` from
+the filter's options (the five headers OpenKeel's own ``[openkeel] auth_strategy = noauth``
+fills in, so both APIs build the same context)::
 
     [filter:noauth]
     paste.filter_factory = openkeel_interop.noauth:filter_factory
@@ -26,14 +27,9 @@ class NoAuth(object):
         self.headers = {
             "HTTP_X_USER_ID": options.get("user_id", "okt-admin"),
             "HTTP_X_USER_NAME": options.get("user_name", "admin"),
-            "HTTP_X_USER_DOMAIN_ID": "default",
-            "HTTP_X_USER_DOMAIN_NAME": "Default",
             "HTTP_X_PROJECT_ID": options.get("project_id", "okt-project"),
             "HTTP_X_PROJECT_NAME": options.get("project_name", "admin"),
-            "HTTP_X_PROJECT_DOMAIN_ID": "default",
-            "HTTP_X_PROJECT_DOMAIN_NAME": "Default",
             "HTTP_X_ROLES": options.get("roles", "admin,member,reader"),
-            "HTTP_X_IDENTITY_STATUS": "Confirmed",
         }
 
     def __call__(self, environ, start_response):
