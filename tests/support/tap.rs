@@ -202,3 +202,128 @@ impl Tap {
         let _ = self.channel.close(200, "".into()).await;
     }
 }
+
+/// One reply as a raw caller received it.
+#[derive(Debug, Clone)]
+pub struct RawReply {
+    pub exchange: String,
+    pub routing_key: String,
+    pub content_type: Option<String>,
+    pub content_encoding: Option<String>,
+    pub delivery_mode: Option<u8>,
+    pub priority: Option<u8>,
+    pub expiration: Option<String>,
+    pub raw: Vec<u8>,
+}
+
+impl RawReply {
+    pub fn envelope(&self) -> Value {
+        serde_json::from_slice(&self.raw).unwrap_or(Value::Null)
+    }
+
+    pub fn message(&self) -> Value {
+        self.envelope()
+            .get("oslo.message")
+            .and_then(Value::as_str)
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// Replay a tapped call (its exact message, with a fresh `_msg_id`, `_unique_id` and this
+/// caller's own `reply_<hex>` queue) to `routing_key` on `exchange`, and return every reply
+/// frame until the one with `"ending": true` (bounded by `timeout`).
+pub async fn replay_call(
+    transport_url: &str,
+    exchange: &str,
+    routing_key: &str,
+    call: &Tapped,
+    timeout: Duration,
+) -> Vec<RawReply> {
+    let ch = admin_channel(transport_url)
+        .await
+        .unwrap_or_else(|e| panic!("replay: cannot connect to RabbitMQ: {e}"));
+    let hex = || uuid::Uuid::new_v4().simple().to_string();
+    let reply_q = format!("reply_{}", hex());
+    ch.queue_declare(
+        reply_q.as_str().into(),
+        QueueDeclareOptions {
+            auto_delete: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("replay: declare {reply_q}: {e}"));
+    let mut consumer = ch
+        .basic_consume(
+            reply_q.as_str().into(),
+            "okt-replay".into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("replay: consume {reply_q}: {e}"));
+    let mut msg = call.message();
+    let msg_id = hex();
+    if let Some(o) = msg.as_object_mut() {
+        o.insert("_msg_id".into(), Value::String(msg_id.clone()));
+        o.insert("_reply_q".into(), Value::String(reply_q.clone()));
+        o.insert("_unique_id".into(), Value::String(hex()));
+    }
+    let mut envelope = serde_json::Map::new();
+    envelope.insert("oslo.version".into(), Value::String("2.0".into()));
+    envelope.insert("oslo.message".into(), Value::String(msg.to_string()));
+    let mut props = lapin::BasicProperties::default()
+        .with_content_type("application/json".into())
+        .with_content_encoding("utf-8".into())
+        .with_delivery_mode(2)
+        .with_priority(0);
+    if let Some(e) = &call.expiration {
+        props = props.with_expiration(e.as_str().into());
+    }
+    ch.basic_publish(
+        exchange.into(),
+        routing_key.into(),
+        lapin::options::BasicPublishOptions::default(),
+        Value::Object(envelope).to_string().as_bytes(),
+        props,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("replay: publish to {exchange}/{routing_key}: {e}"));
+    let mut replies = Vec::new();
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let next = tokio::time::timeout_at(deadline, consumer.next()).await;
+        let Ok(Some(Ok(d))) = next else {
+            panic!("replay: no final reply on {reply_q} within {timeout:?} (got {} frames)", replies.len());
+        };
+        let p = &d.properties;
+        let r = RawReply {
+            exchange: d.exchange.as_str().to_string(),
+            routing_key: d.routing_key.as_str().to_string(),
+            content_type: p.content_type().as_ref().map(|s| s.as_str().to_string()),
+            content_encoding: p.content_encoding().as_ref().map(|s| s.as_str().to_string()),
+            delivery_mode: *p.delivery_mode(),
+            priority: *p.priority(),
+            expiration: p.expiration().as_ref().map(|s| s.as_str().to_string()),
+            raw: d.data.clone(),
+        };
+        let _ = d.ack(BasicAckOptions::default()).await;
+        let ending = r.message().get("ending") == Some(&Value::Bool(true));
+        assert_eq!(
+            r.message().get("_msg_id").and_then(Value::as_str),
+            Some(msg_id.as_str()),
+            "replay: a reply for another call"
+        );
+        replies.push(r);
+        if ending {
+            break;
+        }
+    }
+    let _ = ch
+        .queue_delete(reply_q.as_str().into(), QueueDeleteOptions::default())
+        .await;
+    let _ = ch.close(200, "".into()).await;
+    replies
+}

@@ -181,15 +181,7 @@ async fn the_real_magnum_api_in_front_of_openkeel_conductor() {
     let conductor = services::start_conductor(options(load(&setup), false))
         .await
         .expect("openkeel-conductor");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while consumers(&setup.transport_url, &setup.topic).await == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "openkeel-conductor never consumed {}",
-            setup.topic
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_consumed(&setup).await;
     let api = setup.start_api(&env.venv).await;
     let cli = Cli {
         openstack: env.openstack.clone(),
@@ -378,7 +370,6 @@ async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
             frames.push((format!("{side} {method}"), shape(m)));
         }
     }
-    eprintln!("FRAMES {}", serde_json::to_string(&frames).unwrap());
     let (python_frames, rust_frames) = frames.split_at(2);
     for ((pn, p), (rn, r)) in python_frames.iter().zip(rust_frames) {
         assert_eq!(
@@ -389,8 +380,112 @@ async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
             serde_json::to_string_pretty(p).unwrap()
         );
     }
+
+    // The replies: magnum-api's own get_ca_certificate call, replayed byte for byte (fresh
+    // ids, our reply queue) to the real conductor and to openkeel-conductor on the same
+    // database; both must answer with the same frame.
+    let call = tap
+        .messages()
+        .into_iter()
+        .find(|m| m.method().as_deref() == Some("get_ca_certificate"))
+        .unwrap();
+    let mut okc = setup.clone();
+    okc.dir = dir.path().join("openkeel-conductor");
+    okc.topic = openkeel_tests::magnum::unique("okt-conductor");
+    std::fs::create_dir_all(&okc.dir).unwrap();
+    okc.write();
+    let rust_conductor = services::start_conductor(options(load(&okc), false))
+        .await
+        .expect("openkeel-conductor");
+    wait_consumed(&okc).await;
+    let mut replies = Vec::new();
+    for topic in [&setup.topic, &okc.topic] {
+        let r = openkeel_tests::tap::replay_call(
+            &setup.transport_url,
+            &setup.exchange,
+            topic,
+            &call,
+            Duration::from_secs(30),
+        )
+        .await;
+        replies.push(r);
+    }
+    let reply_shape = |r: &openkeel_tests::tap::RawReply| {
+        let mut m = r.message();
+        // Python serializes obj_what_changed(), a set: its order is arbitrary
+        sort_changes(&mut m);
+        // the ids are the caller's (checked in replay_call) or random
+        if let Some(o) = m.as_object_mut() {
+            for k in ["_msg_id", "_unique_id"] {
+                if let Some(v) = o.get_mut(k) {
+                    *v = Value::String(format!("<{} chars>", v.as_str().map_or(0, str::len)));
+                }
+            }
+        }
+        serde_json::json!({
+            "exchange": r.exchange,
+            "routing_key_is_reply_q": r.routing_key.starts_with("reply_"),
+            "content_type": r.content_type,
+            "content_encoding": r.content_encoding,
+            "delivery_mode": r.delivery_mode,
+            "priority": r.priority,
+            "expiration": r.expiration,
+            "envelope_keys": r.envelope().as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()),
+            "oslo.version": r.envelope()["oslo.version"],
+            "message": m,
+        })
+    };
+    let magnum: Vec<Value> = replies[0].iter().map(reply_shape).collect();
+    let openkeel: Vec<Value> = replies[1].iter().map(reply_shape).collect();
+    assert!(
+        magnum[0]["message"]["result"]["magnum_object.data"]["pem"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("-----BEGIN CERTIFICATE-----")),
+        "{magnum:?}"
+    );
+    assert_eq!(
+        openkeel,
+        magnum,
+        "openkeel-conductor's reply differs from magnum-conductor's:\nopenkeel: {}\nmagnum:   {}",
+        serde_json::to_string_pretty(&openkeel).unwrap(),
+        serde_json::to_string_pretty(&magnum).unwrap()
+    );
+
+    rust_conductor.stop().await;
     tap.close().await;
     rust_api.stop().await.unwrap();
     drop(python_api);
     drop(conductor);
+}
+
+/// Sort every `magnum_object.changes` list (a Python set on the wire).
+fn sort_changes(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                if k == "magnum_object.changes" {
+                    if let Value::Array(a) = x {
+                        a.sort_by_key(|c| c.to_string());
+                    }
+                } else {
+                    sort_changes(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(sort_changes),
+        _ => {}
+    }
+}
+
+/// Wait (bounded) until a conductor consumes the setup's topic queue.
+async fn wait_consumed(setup: &MagnumSetup) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while consumers(&setup.transport_url, &setup.topic).await == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no conductor consumed {} within 30 s",
+            setup.topic
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
