@@ -44,7 +44,10 @@ pub fn free_port() -> u16 {
 
 /// A short unique name for per-test exchanges and topics.
 pub fn unique(prefix: &str) -> String {
-    format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
+    format!(
+        "{prefix}-{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    )
 }
 
 /// The settings one interoperability test shares between the Python and the Rust services.

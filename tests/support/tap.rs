@@ -4,8 +4,7 @@
 
 use futures_util::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, QueueBindOptions, QueueDeclareOptions,
-    QueueDeleteOptions,
+    BasicAckOptions, BasicConsumeOptions, QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
 use serde_json::Value;
@@ -296,14 +295,20 @@ pub async fn replay_call(
     loop {
         let next = tokio::time::timeout_at(deadline, consumer.next()).await;
         let Ok(Some(Ok(d))) = next else {
-            panic!("replay: no final reply on {reply_q} within {timeout:?} (got {} frames)", replies.len());
+            panic!(
+                "replay: no final reply on {reply_q} within {timeout:?} (got {} frames)",
+                replies.len()
+            );
         };
         let p = &d.properties;
         let r = RawReply {
             exchange: d.exchange.as_str().to_string(),
             routing_key: d.routing_key.as_str().to_string(),
             content_type: p.content_type().as_ref().map(|s| s.as_str().to_string()),
-            content_encoding: p.content_encoding().as_ref().map(|s| s.as_str().to_string()),
+            content_encoding: p
+                .content_encoding()
+                .as_ref()
+                .map(|s| s.as_str().to_string()),
             delivery_mode: *p.delivery_mode(),
             priority: *p.priority(),
             expiration: p.expiration().as_ref().map(|s| s.as_str().to_string()),

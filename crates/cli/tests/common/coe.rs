@@ -78,7 +78,9 @@ impl Cli {
         cmd.env_clear();
         match &self.token {
             None => cmd.env("OS_AUTH_TYPE", "none"),
-            Some(token) => cmd.env("OS_AUTH_TYPE", "admin_token").env("OS_TOKEN", token),
+            Some(token) => cmd
+                .env("OS_AUTH_TYPE", "admin_token")
+                .env("OS_TOKEN", token),
         };
         cmd.args(&full)
             .env("PATH", std::env::var("PATH").unwrap_or_default())
