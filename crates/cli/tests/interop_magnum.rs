@@ -413,31 +413,6 @@ async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
         .await;
         replies.push(r);
     }
-    let reply_shape = |r: &openkeel_tests::tap::RawReply| {
-        let mut m = r.message();
-        // Python serializes obj_what_changed(), a set: its order is arbitrary
-        sort_changes(&mut m);
-        // the ids are the caller's (checked in replay_call) or random
-        if let Some(o) = m.as_object_mut() {
-            for k in ["_msg_id", "_unique_id"] {
-                if let Some(v) = o.get_mut(k) {
-                    *v = Value::String(format!("<{} chars>", v.as_str().map_or(0, str::len)));
-                }
-            }
-        }
-        serde_json::json!({
-            "exchange": r.exchange,
-            "routing_key_is_reply_q": r.routing_key.starts_with("reply_"),
-            "content_type": r.content_type,
-            "content_encoding": r.content_encoding,
-            "delivery_mode": r.delivery_mode,
-            "priority": r.priority,
-            "expiration": r.expiration,
-            "envelope_keys": r.envelope().as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()),
-            "oslo.version": r.envelope()["oslo.version"],
-            "message": m,
-        })
-    };
     let magnum: Vec<Value> = replies[0].iter().map(reply_shape).collect();
     let openkeel: Vec<Value> = replies[1].iter().map(reply_shape).collect();
     assert!(
@@ -459,6 +434,46 @@ async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
     rust_api.stop().await.unwrap();
     drop(python_api);
     drop(conductor);
+}
+
+/// A reply frame for comparison: its properties, envelope and whole message, with the random
+/// ids reduced to their length, `magnum_object.changes` sorted and a failure's Python
+/// traceback (`tb`, file paths of the process that raised) left out.
+fn reply_shape(r: &openkeel_tests::tap::RawReply) -> Value {
+    let mut m = r.message();
+    // Python serializes obj_what_changed(), a set: its order is arbitrary
+    sort_changes(&mut m);
+    if let Some(o) = m.as_object_mut() {
+        // the ids are the caller's (checked in replay_call) or random
+        for k in ["_msg_id", "_unique_id"] {
+            if let Some(v) = o.get_mut(k) {
+                *v = Value::String(format!("<{} chars>", v.as_str().map_or(0, str::len)));
+            }
+        }
+        if let Some(f) = o.get_mut("failure") {
+            if let Some(mut failure) = f
+                .as_str()
+                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            {
+                if let Some(fo) = failure.as_object_mut() {
+                    fo.remove("tb");
+                }
+                *f = failure;
+            }
+        }
+    }
+    serde_json::json!({
+        "exchange": r.exchange,
+        "routing_key_is_reply_q": r.routing_key.starts_with("reply_"),
+        "content_type": r.content_type,
+        "content_encoding": r.content_encoding,
+        "delivery_mode": r.delivery_mode,
+        "priority": r.priority,
+        "expiration": r.expiration,
+        "envelope_keys": r.envelope().as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()),
+        "oslo.version": r.envelope()["oslo.version"],
+        "message": m,
+    })
 }
 
 /// Sort every `magnum_object.changes` list (a Python set on the wire).
@@ -491,4 +506,142 @@ async fn wait_consumed(setup: &MagnumSetup) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+// WAITING FOR THE CONDUCTOR'S OBJECT INDIRECTION (branch helper/indirection): of the object
+// reads magnum-api makes in this flow, openkeel-conductor does not serve
+// `Quota.get_quota_by_project_id_resource` and `Cluster.get_count_all` yet (it answers
+// NotImplementedError); every other read already answers exactly as magnum-conductor.
+// Remove the `ignore` once the indirection is merged.
+#[ignore = "needs openkeel-conductor's object indirection (helper/indirection): Quota.get_quota_by_project_id_resource, Cluster.get_count_all"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openkeel_conductor_answers_magnum_apis_object_reads_as_magnum_conductor() {
+    let Some(env) = env().await else { return };
+    let cloud = standin::start(StandInData::default()).await;
+    let _cloud_log = CloudLog(&cloud);
+    let token = cloud.issue_token("okt-admin", "okt-project");
+    let dir = tempfile::tempdir().unwrap();
+    let setup = MagnumSetup::new(dir.path(), env.mdb.url(), &env.amqp, &cloud.keystone_url());
+    setup.write();
+    let tap =
+        openkeel_tests::tap::Tap::start(&setup.transport_url, &setup.exchange, &[&setup.topic])
+            .await;
+    // The real Magnum pair makes the state and the calls.
+    let conductor = setup.start_conductor(&env.venv).await;
+    let api = setup.start_api(&env.venv).await;
+    let cli = Cli {
+        openstack: env.openstack.clone(),
+        endpoint: setup.api_url(),
+        token: Some(token),
+    };
+    cli.json(&[
+        "cluster",
+        "template",
+        "create",
+        "k8s",
+        "--image",
+        "ubuntu-jammy",
+        "--external-network",
+        "public",
+        "--coe",
+        "kubernetes",
+        "--flavor",
+        "m1.small",
+        "--master-flavor",
+        "m1.small",
+        "--labels",
+        "kube_tag=v1.30.4",
+    ])
+    .await;
+    cli.ok(&[
+        "cluster",
+        "create",
+        "c1",
+        "--cluster-template",
+        "k8s",
+        "--node-count",
+        "1",
+    ])
+    .await;
+    cli.wait_status("c1", "CREATE_COMPLETE").await;
+    for args in [
+        &["cluster", "list"][..],
+        &["cluster", "template", "list"][..],
+        &["cluster", "template", "show", "k8s"][..],
+        &["nodegroup", "list", "c1"][..],
+        &["nodegroup", "show", "c1", "default-worker"][..],
+        &["service", "list"][..],
+    ] {
+        cli.json(args).await;
+    }
+    cli.ok(&["stats", "list", "okt-project"]).await;
+
+    // openkeel-conductor on its own topic, same database and exchange.
+    let mut okc = setup.clone();
+    okc.dir = dir.path().join("openkeel-conductor");
+    okc.topic = openkeel_tests::magnum::unique("okt-conductor");
+    std::fs::create_dir_all(&okc.dir).unwrap();
+    okc.write();
+    let rust_conductor = services::start_conductor(options(load(&okc), false))
+        .await
+        .expect("openkeel-conductor");
+    wait_consumed(&okc).await;
+
+    // Every distinct object read magnum-api made, replayed to both conductors.
+    let mut seen = std::collections::BTreeSet::new();
+    let mut diffs = Vec::new();
+    for call in tap.messages() {
+        let m = call.message();
+        if m["method"] != "object_class_action_versions" {
+            continue;
+        }
+        let key = (
+            m["args"]["objname"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            m["args"]["objmethod"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        );
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        let mut answers = Vec::new();
+        for topic in [&setup.topic, &okc.topic] {
+            let r = openkeel_tests::tap::replay_call(
+                &setup.transport_url,
+                &setup.exchange,
+                topic,
+                &call,
+                Duration::from_secs(30),
+            )
+            .await;
+            answers.push(r.iter().map(reply_shape).collect::<Vec<_>>());
+        }
+        if answers[0] != answers[1] {
+            diffs.push(format!(
+                "{}.{}:\nopenkeel: {}\nmagnum:   {}",
+                key.0,
+                key.1,
+                serde_json::to_string(&answers[1]).unwrap(),
+                serde_json::to_string(&answers[0]).unwrap()
+            ));
+        }
+    }
+    eprintln!("object reads replayed: {seen:?}");
+    assert!(seen.len() >= 5, "too few object reads seen: {seen:?}");
+    assert!(
+        diffs.is_empty(),
+        "openkeel-conductor's replies differ from magnum-conductor's for {} of {} object reads:\n{}",
+        diffs.len(),
+        seen.len(),
+        diffs.join("\n")
+    );
+
+    rust_conductor.stop().await;
+    tap.close().await;
+    drop(api);
+    drop(conductor);
 }
