@@ -244,13 +244,21 @@ impl MagnumSetup {
         ]
     }
 
-    /// Start the venv's `magnum-conductor` on this configuration and wait (bounded) until it
-    /// consumes its topic queue.
+    /// Start Magnum's `magnum-conductor` (its `magnum.cmd.conductor:main`, through
+    /// `openkeel_interop.run`, which also ends the service's process group when the test
+    /// process dies) on this configuration and wait (bounded) until it consumes its topic
+    /// queue.
     pub async fn start_conductor(&self, venv: &Path) -> PyService {
         let mut svc = PyService::spawn(
             "magnum-conductor",
-            &venv.join("bin").join("magnum-conductor"),
-            &["--config-file", &self.conf_path().display().to_string()],
+            &venv.join("bin").join("python"),
+            &[
+                "-m",
+                "openkeel_interop.run",
+                "conductor",
+                "--config-file",
+                &self.conf_path().display().to_string(),
+            ],
             &self.python_env(),
             &self.dir,
         );
@@ -272,7 +280,7 @@ impl MagnumSetup {
 
     /// Start the venv's `magnum-api` on this configuration and wait (bounded) until it answers.
     ///
-    /// It runs Magnum's own `magnum.cmd.api:main` through `openkeel_interop.api`, which parses
+    /// It runs Magnum's own `magnum.cmd.api:main` through `openkeel_interop.run`, which parses
     /// the configuration before `magnum.conductor.api` is imported: the console script binds
     /// `[conductor] topic` too early and would always send to `magnum-conductor`, where the
     /// conductors of other tests on the same broker listen.
@@ -282,7 +290,8 @@ impl MagnumSetup {
             &venv.join("bin").join("python"),
             &[
                 "-m",
-                "openkeel_interop.api",
+                "openkeel_interop.run",
+                "api",
                 "--config-file",
                 &self.conf_path().display().to_string(),
             ],
