@@ -12,7 +12,9 @@ use openkeel::services::{self, ServiceOptions};
 use std::path::Path;
 
 /// A Magnum-style configuration for both services: MariaDB, RabbitMQ with a private control
-/// exchange, noauth, the simulator driver and the simulated cloud.
+/// exchange and conductor topic (oslo.messaging names the topic queue after the topic alone,
+/// so tests on one broker must not share it), noauth, the simulator driver and the simulated
+/// cloud.
 pub fn service_config(dir: &Path, db_url: &str, exchange: &str) -> openkeel_core::config::Config {
     let rabbit =
         openkeel_tests::rabbit_url()
@@ -24,6 +26,8 @@ pub fn service_config(dir: &Path, db_url: &str, exchange: &str) -> openkeel_core
          control_exchange = {exchange}\n\
          rpc_response_timeout = 30\n\
          host = okt-conductor\n\
+         [conductor]\n\
+         topic = {exchange}-conductor\n\
          [database]\n\
          connection = {db_url}\n\
          [certificates]\n\
