@@ -239,6 +239,28 @@ pub async fn replay_call(
     call: &Tapped,
     timeout: Duration,
 ) -> Vec<RawReply> {
+    send_call(
+        transport_url,
+        exchange,
+        routing_key,
+        call.message(),
+        call.expiration.as_deref(),
+        timeout,
+    )
+    .await
+}
+
+/// Send `message` (an oslo.messaging request dictionary, e.g. a tapped one with changed
+/// `args`) as a call with a fresh `_msg_id`, `_unique_id` and this caller's own reply queue,
+/// and return every reply frame until the one with `"ending": true`.
+pub async fn send_call(
+    transport_url: &str,
+    exchange: &str,
+    routing_key: &str,
+    message: Value,
+    expiration: Option<&str>,
+    timeout: Duration,
+) -> Vec<RawReply> {
     let ch = admin_channel(transport_url)
         .await
         .unwrap_or_else(|e| panic!("replay: cannot connect to RabbitMQ: {e}"));
@@ -263,7 +285,7 @@ pub async fn replay_call(
         )
         .await
         .unwrap_or_else(|e| panic!("replay: consume {reply_q}: {e}"));
-    let mut msg = call.message();
+    let mut msg = message;
     let msg_id = hex();
     if let Some(o) = msg.as_object_mut() {
         o.insert("_msg_id".into(), Value::String(msg_id.clone()));
@@ -278,8 +300,8 @@ pub async fn replay_call(
         .with_content_encoding("utf-8".into())
         .with_delivery_mode(2)
         .with_priority(0);
-    if let Some(e) = &call.expiration {
-        props = props.with_expiration(e.as_str().into());
+    if let Some(e) = expiration {
+        props = props.with_expiration(e.into());
     }
     ch.basic_publish(
         exchange.into(),
