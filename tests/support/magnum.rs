@@ -333,7 +333,7 @@ pub async fn consumers(transport_url: &str, queue: &str) -> u32 {
         )
         .await;
     let n = q.map(|q| q.consumer_count()).unwrap_or(0);
-    let _ = ch.close(200, "".into()).await;
+    ch.close().await;
     n
 }
 

@@ -12,14 +12,35 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A channel on its own connection to the broker at `transport_url` (`rabbit://` or
-/// `amqp://`). The connection lives as long as the channel is used.
-pub async fn admin_channel(transport_url: &str) -> Result<lapin::Channel, lapin::Error> {
+/// `amqp://`). [`Admin::close`] closes both; dropping it closes the connection too.
+pub struct Admin {
+    pub channel: lapin::Channel,
+    connection: lapin::Connection,
+}
+
+impl std::ops::Deref for Admin {
+    type Target = lapin::Channel;
+    fn deref(&self) -> &lapin::Channel {
+        &self.channel
+    }
+}
+
+impl Admin {
+    pub async fn close(self) {
+        let _ = self.channel.close(200, "".into()).await;
+        let _ = self.connection.close(200, "".into()).await;
+    }
+}
+
+pub async fn admin_channel(transport_url: &str) -> Result<Admin, lapin::Error> {
     let amqp = transport_url.replacen("rabbit://", "amqp://", 1);
-    let conn = lapin::Connection::connect(&amqp, lapin::ConnectionProperties::default()).await?;
-    let ch = conn.create_channel().await?;
-    // the connection closes when it is dropped: keep it for the channel's lifetime
-    std::mem::forget(conn);
-    Ok(ch)
+    let connection =
+        lapin::Connection::connect(&amqp, lapin::ConnectionProperties::default()).await?;
+    let channel = connection.create_channel().await?;
+    Ok(Admin {
+        channel,
+        connection,
+    })
 }
 
 /// One message as the tap received it.
@@ -73,7 +94,7 @@ fn render(v: &AMQPValue) -> String {
 /// A running tap. Dropping it stops collecting (the queue is auto-delete).
 pub struct Tap {
     seen: Arc<Mutex<Vec<Tapped>>>,
-    channel: lapin::Channel,
+    channel: Admin,
     queue: String,
     task: tokio::task::JoinHandle<()>,
 }
@@ -198,7 +219,7 @@ impl Tap {
             .channel
             .queue_delete(self.queue.as_str().into(), QueueDeleteOptions::default())
             .await;
-        let _ = self.channel.close(200, "".into()).await;
+        self.channel.close().await;
     }
 }
 
@@ -351,6 +372,6 @@ pub async fn send_call(
     let _ = ch
         .queue_delete(reply_q.as_str().into(), QueueDeleteOptions::default())
         .await;
-    let _ = ch.close(200, "".into()).await;
+    ch.close().await;
     replies
 }
