@@ -27,6 +27,7 @@ pub mod certificates;
 pub mod certs_x509;
 mod handlers;
 pub mod heartbeat;
+mod indirection;
 pub mod notify;
 pub mod periodic;
 pub mod rpc_server;

@@ -12,14 +12,12 @@
 //!   a failure (`NotImplementedError` naming the object method), never a fake success;
 //! * anything else is oslo.messaging's `NoSuchMethod`.
 
+use crate::indirection::{self, list_value, paging, single, CallArgs};
 use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
 use openkeel_core::objects::Stats;
-use openkeel_db::{
-    cluster, cluster_template, magnum_service, nodegroup, ClusterFilters, ClusterTemplateFilters,
-    Database, NodeGroupFilters, Page, Scope,
-};
+use openkeel_db::{cluster, cluster_template, nodegroup, ClusterTemplateFilters, Database, Scope};
 use openkeel_rpc::codec::{self, VersionedObject};
 use openkeel_rpc::remote::{no_such_method, serve};
 use openkeel_rpc::transport::{Args, Dispatcher, RemoteFailure};
@@ -44,7 +42,7 @@ impl ConductorDispatcher {
         self
     }
 
-    /// `object_class_action_versions` for the supported classmethods; `None` otherwise.
+    /// `object_class_action_versions`; `None` for a classmethod not served.
     async fn class_action(
         &self,
         ctx: &RequestContext,
@@ -53,22 +51,16 @@ impl ConductorDispatcher {
         let db = self.db.as_ref()?;
         let objname = args.get("objname")?.as_str()?;
         let objmethod = args.get("objmethod")?.as_str()?;
-        let empty = Vec::new();
-        let pos = match args.get("args") {
-            Some(Value::Array(a)) => a,
-            _ => &empty,
-        };
-        let kwargs = args.get("kwargs").and_then(Value::as_object);
-        let arg = |i: usize, name: &str| -> Option<Value> {
-            pos.get(i)
-                .cloned()
-                .or_else(|| kwargs.and_then(|k| k.get(name)).cloned())
-        };
         let requested = args
             .get("object_versions")
             .and_then(|v| v.get(objname))
             .and_then(Value::as_str)
             .map(str::to_string);
+        // obj_class_from_name(objname, object_versions[objname]) comes first
+        if let Some(f) = class_lookup(objname, requested.as_deref()) {
+            return Some(Err(f));
+        }
+        let a = CallArgs::new(args);
         let scope = Scope::from(ctx);
         let s = |v: Option<Value>| -> String {
             match v {
@@ -79,7 +71,7 @@ impl ConductorDispatcher {
         };
         let out: Result<Value, MagnumError> = match (objname, objmethod) {
             ("Cluster", m @ ("get" | "get_by_uuid" | "get_by_name")) => {
-                let id = s(arg(0, if m == "get" { "cluster_id" } else { &m[7..] }));
+                let id = s(a.get(0, if m == "get" { "cluster_id" } else { &m[7..] }));
                 let r = match m {
                     "get" => cluster::get(db, &scope, &id).await,
                     "get_by_uuid" => cluster::get_by_uuid(db, &scope, &id).await,
@@ -89,7 +81,7 @@ impl ConductorDispatcher {
                     .map(|c| single(Obj::unchanged(c), requested.as_deref()))
             }
             ("ClusterTemplate", m @ ("get" | "get_by_uuid" | "get_by_name")) => {
-                let id = s(arg(
+                let id = s(a.get(
                     0,
                     if m == "get" {
                         "cluster_template_id"
@@ -106,79 +98,25 @@ impl ConductorDispatcher {
                     .map(|c| single(Obj::unchanged(c), requested.as_deref()))
             }
             ("NodeGroup", "get") => {
-                let cid = s(arg(0, "cluster_id"));
-                let ngid = s(arg(1, "nodegroup_id"));
+                let cid = s(a.get(0, "cluster_id"));
+                let ngid = s(a.get(1, "nodegroup_id"));
                 nodegroup::get(db, &scope, &cid, &ngid)
                     .await
                     .map_err(MagnumError::from)
                     .map(|n| single(Obj::unchanged(n), requested.as_deref()))
             }
-            ("Cluster", "list") => {
-                if !no_filters(arg(4, "filters")) {
-                    return Some(Err(unsupported("Cluster.list with filters")));
-                }
-                let (limit, marker, key, dir) = match paging(&arg, 0) {
-                    Ok(p) => p,
-                    Err(f) => return Some(Err(f)),
-                };
-                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
-                cluster::list(db, &scope, &ClusterFilters::default(), &page)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(list_value)
-            }
             ("ClusterTemplate", "list") => {
-                let (limit, marker, key, dir) = match paging(&arg, 0) {
+                let p = match paging::<openkeel_core::objects::ClusterTemplate>(&a, 0) {
                     Ok(p) => p,
                     Err(f) => return Some(Err(f)),
                 };
-                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
-                cluster_template::list(db, &scope, &ClusterTemplateFilters::default(), &page)
+                cluster_template::list(db, &scope, &ClusterTemplateFilters::default(), &p.page())
                     .await
                     .map_err(MagnumError::from)
                     .map(list_value)
             }
-            ("NodeGroup", "list") => {
-                let cid = s(arg(0, "cluster_id"));
-                let mut filters = NodeGroupFilters::default();
-                if let Some(Value::Object(f)) = arg(6, "filters") {
-                    for (k, v) in f {
-                        match (k.as_str(), v) {
-                            ("is_default", Value::Bool(b)) => filters.is_default = Some(b),
-                            ("role", Value::String(r)) => filters.role = Some(r),
-                            ("name", Value::String(n)) => filters.name = Some(n),
-                            _ => {
-                                return Some(Err(unsupported(&format!(
-                                    "NodeGroup.list with filter {k}"
-                                ))))
-                            }
-                        }
-                    }
-                } else if !no_filters(arg(6, "filters")) {
-                    return Some(Err(unsupported("NodeGroup.list with these filters")));
-                }
-                let (limit, marker, key, dir) = match paging(&arg, 1) {
-                    Ok(p) => p,
-                    Err(f) => return Some(Err(f)),
-                };
-                let page = make_page(limit, marker.as_ref(), key.as_deref(), dir.as_deref());
-                nodegroup::list(db, &scope, &cid, &filters, &page)
-                    .await
-                    .map_err(MagnumError::from)
-                    .map(list_value)
-            }
-            ("MagnumService", "list") => magnum_service::list(db, None, &Page::all())
-                .await
-                .map_err(MagnumError::from)
-                .map(|l| {
-                    Value::Array(
-                        l.into_iter()
-                            .map(|m| codec::encode(&Obj::unchanged(m)))
-                            .collect(),
-                    )
-                }),
             ("Stats", "get_cluster_stats") => {
-                let project = arg(0, "project_id");
+                let project = a.get(0, "project_id");
                 let project = project.as_ref().and_then(Value::as_str);
                 cluster::stats(db, project)
                     .await
@@ -187,88 +125,61 @@ impl ConductorDispatcher {
                         single(Obj::new(st, ["clusters", "nodes"]), requested.as_deref())
                     })
             }
-            _ => return None,
+            _ => {
+                // getattr(cls, objmethod) fails for a method the class does not have
+                return Some(
+                    indirection::class_action(
+                        db,
+                        ctx,
+                        objname,
+                        objmethod,
+                        args,
+                        requested.as_deref(),
+                    )
+                    .await
+                    .unwrap_or_else(|| Err(indirection::attribute_error(objname, objmethod))),
+                );
+            }
         };
         Some(out.map_err(RemoteFailure::from))
     }
 }
 
-fn unsupported(what: &str) -> RemoteFailure {
-    RemoteFailure::builtin(
-        "NotImplementedError",
-        format!("OpenKeel's conductor does not serve object_class_action_versions ({what}) yet"),
-    )
-}
-
-fn no_filters(v: Option<Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => true,
-        Some(Value::Object(m)) => m.is_empty(),
-        _ => false,
-    }
-}
-
-type Paging<T> = (Option<u64>, Option<T>, Option<String>, Option<String>);
-
-/// `limit, marker, sort_key, sort_dir` from positional index `first` on; the marker is an
-/// object primitive (magnum-api sends the marker object).
-#[allow(clippy::result_large_err)]
-fn paging<T: VersionedObject>(
-    arg: &dyn Fn(usize, &str) -> Option<Value>,
-    first: usize,
-) -> Result<Paging<T>, RemoteFailure> {
-    let limit = arg(first, "limit").and_then(|v| v.as_u64());
-    let marker = match arg(first + 1, "marker") {
-        None | Some(Value::Null) => None,
-        Some(m) => Some(
-            codec::decode::<T>(&m)
-                .map_err(|e| RemoteFailure::builtin("ValueError", e.to_string()))?
-                .data,
-        ),
-    };
-    let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_string));
-    Ok((
-        limit,
-        marker,
-        text(arg(first + 2, "sort_key")),
-        text(arg(first + 3, "sort_dir")),
-    ))
-}
-
-fn make_page<'a, T>(
-    limit: Option<u64>,
-    marker: Option<&'a T>,
-    key: Option<&'a str>,
-    dir: Option<&'a str>,
-) -> Page<'a, T> {
-    Page {
-        limit,
-        marker,
-        sort_key: key,
-        sort_dir: dir,
-    }
-}
-
-/// A list result: every object at the conductor's current version.
-fn list_value<T: VersionedObject>(items: Vec<T>) -> Value {
-    Value::Array(
-        items
-            .into_iter()
-            .map(|o| codec::encode(&Obj::unchanged(o)))
-            .collect(),
-    )
-}
-
-/// A single object at the caller's requested version (relabelled: no Magnum object
-/// overrides `obj_make_compatible`, rpc.md §12.4).
-fn single<T: VersionedObject>(obj: Obj<T>, requested: Option<&str>) -> Value {
-    let mut v = codec::encode(&obj);
-    if let (Some(r), Some(m)) = (requested, v.as_object_mut()) {
-        if codec::version_accepted(r, T::VERSION) {
-            m.insert("magnum_object.version".into(), Value::String(r.to_string()));
+/// OVO's class lookup for `(objname, version)`: an unknown class is `UnsupportedObjectError`,
+/// a version this conductor cannot serve is `IncompatibleObjectVersion`.
+fn class_lookup(objname: &str, requested: Option<&str>) -> Option<RemoteFailure> {
+    use openkeel_core::objects as o;
+    let local = match objname {
+        "Cluster" => <o::Cluster as VersionedObject>::VERSION,
+        "ClusterTemplate" => <o::ClusterTemplate as VersionedObject>::VERSION,
+        "NodeGroup" => <o::NodeGroup as VersionedObject>::VERSION,
+        "X509KeyPair" => <o::X509KeyPair as VersionedObject>::VERSION,
+        "MagnumService" => <o::MagnumService as VersionedObject>::VERSION,
+        "Quota" => <o::Quota as VersionedObject>::VERSION,
+        "Federation" => <o::Federation as VersionedObject>::VERSION,
+        "Certificate" => <o::Certificate as VersionedObject>::VERSION,
+        "Stats" => <o::Stats as VersionedObject>::VERSION,
+        _ => {
+            let mut f = RemoteFailure::builtin(
+                "UnsupportedObjectError",
+                format!("Unsupported object type {objname}"),
+            );
+            f.module = "oslo_versionedobjects.exception".into();
+            return Some(f);
         }
+    };
+    let Some(r) = requested else {
+        return Some(RemoteFailure::builtin("KeyError", format!("'{objname}'")));
+    };
+    if codec::version_accepted(r, local) {
+        return None;
     }
-    v
+    let mut f = RemoteFailure::builtin(
+        "IncompatibleObjectVersion",
+        format!("Version {r} of {objname} is not supported, supported version is {local}"),
+    );
+    f.module = "oslo_versionedobjects.exception".into();
+    Some(f)
 }
 
 const INDIRECTION: &[&str] = &[
@@ -291,6 +202,14 @@ impl Dispatcher for ConductorDispatcher {
         if method == "object_class_action_versions" {
             if let Some(r) = self.class_action(&ctx, &args).await {
                 return r;
+            }
+        }
+        if let Some(db) = &self.db {
+            if method == "object_action" {
+                return indirection::object_action(db, &ctx, &args).await;
+            }
+            if method == "object_backport_versions" {
+                return indirection::backport(&args);
             }
         }
         if INDIRECTION.contains(&method) {
