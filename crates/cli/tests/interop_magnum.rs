@@ -170,12 +170,6 @@ async fn openkeel_api_in_front_of_the_real_magnum_conductor() {
     drop(conductor);
 }
 
-// WAITING FOR THE CONDUCTOR'S OBJECT INDIRECTION (branch helper/indirection): magnum-api does
-// every object read and write through `object_class_action_versions` / `object_action`, and
-// openkeel-conductor does not serve `object_action` yet; the flow stops at its first step with
-// "OpenKeel's conductor does not serve object_action (ClusterTemplate.create) yet" (500).
-// Remove the `ignore` once the indirection is merged; the test itself is complete.
-#[ignore = "needs openkeel-conductor's object_action indirection (helper/indirection): fails at ClusterTemplate.create"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_magnum_api_in_front_of_openkeel_conductor() {
     let Some(env) = env().await else { return };
@@ -508,15 +502,13 @@ async fn wait_consumed(setup: &MagnumSetup) {
     }
 }
 
-// WAITING FOR THE CONDUCTOR'S OBJECT INDIRECTION (branch helper/indirection): of the object
-// reads magnum-api makes in this flow, openkeel-conductor does not serve
-// `Quota.get_quota_by_project_id_resource` and `Cluster.get_count_all` yet (it answers
-// NotImplementedError); every other read already answers exactly as magnum-conductor.
-// ALSO WAITING FOR: failure replies carry only `{"code": 404}` as kwargs where Magnum's carry
-// the exception's keyword arguments too (`{"cluster": "no-such-cluster", "code": 404}`):
-// `openkeel_rpc::transport::RemoteFailure::magnum` does not have them (MagnumError does not
-// keep them). Remove the `ignore` once both are fixed.
-#[ignore = "needs openkeel-conductor's object indirection (helper/indirection): Quota.get_quota_by_project_id_resource, Cluster.get_count_all; and MagnumException kwargs in failure replies"]
+// WAITING FOR A FIX IN openkeel-rpc: every object read magnum-api makes in this flow is answered
+// exactly as magnum-conductor answers it, except the failures' kwargs: Magnum's carry the
+// exception's keyword arguments (`{"cluster": "no-such-cluster", "code": 404}`,
+// `{"msg": "project_id ... resource Cluster.", "code": 404}`), openkeel-conductor's only
+// `{"code": 404}` (`openkeel_rpc::transport::RemoteFailure::magnum`; `MagnumError` does not
+// keep its keyword arguments). Remove the `ignore` once they are carried.
+#[ignore = "failure replies lack MagnumException's kwargs (openkeel_rpc::transport::RemoteFailure::magnum)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openkeel_conductor_answers_magnum_apis_object_reads_as_magnum_conductor() {
     let Some(env) = env().await else { return };
