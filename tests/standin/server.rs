@@ -431,6 +431,7 @@ fn authenticate(shared: &Shared, req: &Req<'_>) -> Response {
                 .collect()
         })
         .unwrap_or_default();
+    let mut default_project: Option<Value> = None;
     let user = if methods.iter().any(|m| m == "password") {
         let u = identity
             .pointer("/password/user")
@@ -470,7 +471,14 @@ fn authenticate(shared: &Shared, req: &Req<'_>) -> Response {
         let t = identity.pointer("/token/id").and_then(Value::as_str);
         let known = t.and_then(|t| lock(&shared.tokens).get(t).cloned());
         match known {
-            Some(info) => info.user,
+            Some(info) => {
+                // Keystone scopes a request without a scope to the user's default project;
+                // the stand-in takes the presented token's project as that default (what
+                // keystoneauth's v3.Token plugin without a project, as Magnum's API uses
+                // it for the caller's token, relies on).
+                default_project = info.project.clone();
+                info.user
+            }
             None => {
                 return keystone_error(
                     401,
@@ -521,6 +529,8 @@ fn authenticate(shared: &Shared, req: &Req<'_>) -> Response {
     } else if let Some(t) = scope.and_then(|s| s.get("OS-TRUST:trust")) {
         let tid = t.get("id").and_then(Value::as_str).unwrap_or_default();
         info.project = Some(project_value(&format!("trust-{tid}"), "trust-project"));
+    } else if scope.is_none() {
+        info.project = default_project;
     }
     let with_catalog = req.q("nocatalog").is_none();
     let body = token_body(shared, &info, with_catalog);

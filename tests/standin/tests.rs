@@ -136,6 +136,25 @@ async fn keystone_password_auth_and_validation() {
         "Could not find project: nonexistent-1."
     );
 
+    // The token method without a scope: scoped to the user's default project, which the
+    // stand-in takes from the presented token (keystoneauth's v3.Token as Magnum's API uses it).
+    let t = s.issue_token("u9", "p9");
+    let raw = json!({"auth": {"identity": {"methods": ["token"], "token": {"id": t}}}}).to_string();
+    let r = http(
+        s.addr,
+        "POST",
+        "/identity/v3/auth/tokens",
+        &[],
+        Some(raw.as_bytes()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, 201);
+    let b = body(&r);
+    assert_eq!(b["token"]["user"]["id"], "u9");
+    assert_eq!(b["token"]["project"]["id"], "p9");
+    assert!(b["token"]["catalog"].is_array());
+
     let recorded = s.requests_to("identity");
     assert_eq!(recorded[0].method, "POST");
     assert_eq!(recorded[0].service_path, "/v3/auth/tokens");

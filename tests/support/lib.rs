@@ -13,7 +13,9 @@
 //! developer's machine but **panics when `CI=true`**: in CI a missing service is a failure,
 //! never a silent skip.
 
+pub mod magnum;
 pub mod standin;
+pub mod tap;
 
 use std::path::PathBuf;
 

@@ -35,6 +35,7 @@ async fn openstack_coe_flow() {
     let cli = Cli {
         openstack,
         endpoint: format!("http://{addr}/v1"),
+        token: None,
     };
 
     coe::coe_flow(&cli, &srv.db).await;
@@ -64,6 +65,7 @@ async fn openstack_coe_ca_and_cluster_config() {
     let cli = Cli {
         openstack,
         endpoint: format!("http://{addr}/v1"),
+        token: None,
     };
     cli.ok(&[
         "cluster",

@@ -13,7 +13,9 @@ use openkeel::services::{self, ServiceOptions};
 use std::path::Path;
 
 /// A Magnum-style configuration for both services: MariaDB, RabbitMQ with a private control
-/// exchange, noauth, the simulator driver and the simulated cloud.
+/// exchange and conductor topic (oslo.messaging names the topic queue after the topic alone,
+/// so tests on one broker must not share it), noauth, the simulator driver and the simulated
+/// cloud.
 pub fn service_config(dir: &Path, db_url: &str, exchange: &str) -> openkeel_core::config::Config {
     service_config_with(dir, db_url, exchange, "")
 }
@@ -104,6 +106,7 @@ async fn openstack_coe_flow_through_openkeel_api_and_openkeel_conductor_over_rab
     let cli = Cli {
         openstack,
         endpoint: format!("http://{}/v1", api.addr),
+        token: None,
     };
     coe::coe_flow(&cli, &conductor.db).await;
 

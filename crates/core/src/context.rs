@@ -95,6 +95,8 @@ impl RequestContext {
             auth_url,
             roles,
             request_id,
+            // oslo.context's default, which Magnum's make_context keeps
+            is_admin_project: true,
             ..Default::default()
         }
     }
