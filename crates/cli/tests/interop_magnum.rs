@@ -502,13 +502,8 @@ async fn wait_consumed(setup: &MagnumSetup) {
     }
 }
 
-// WAITING FOR A FIX IN openkeel-rpc: every object read magnum-api makes in this flow is answered
-// exactly as magnum-conductor answers it, except the failures' kwargs: Magnum's carry the
-// exception's keyword arguments (`{"cluster": "no-such-cluster", "code": 404}`,
-// `{"msg": "project_id ... resource Cluster.", "code": 404}`), openkeel-conductor's only
-// `{"code": 404}` (`openkeel_rpc::transport::RemoteFailure::magnum`; `MagnumError` does not
-// keep its keyword arguments). Remove the `ignore` once they are carried.
-#[ignore = "failure replies lack MagnumException's kwargs (openkeel_rpc::transport::RemoteFailure::magnum)"]
+// Every object read magnum-api makes in this flow is answered exactly as magnum-conductor
+// answers it, failures included (class, module, message, args and the exception's kwargs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openkeel_conductor_answers_magnum_apis_object_reads_as_magnum_conductor() {
     let Some(env) = env().await else { return };

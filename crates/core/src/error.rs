@@ -139,6 +139,9 @@ pub struct MagnumError {
     kind: ErrorKind,
     code: u16,
     message: String,
+    /// The keyword arguments it was raised with, in order (`exception.kwargs` without
+    /// `code`), as `str()` of each value: oslo.messaging sends them in a failure reply.
+    kwargs: Vec<(String, String)>,
 }
 
 impl MagnumError {
@@ -151,6 +154,10 @@ impl MagnumError {
             kind,
             code: kind.code(),
             message,
+            kwargs: kwargs
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), v.to_string()))
+                .collect(),
         }
     }
 
@@ -160,7 +167,13 @@ impl MagnumError {
             kind,
             code: kind.code(),
             message: message.into(),
+            kwargs: Vec::new(),
         }
+    }
+
+    /// The keyword arguments it was raised with (not `code`).
+    pub fn kwargs(&self) -> &[(String, String)] {
+        &self.kwargs
     }
 
     /// Override the HTTP status, as some Magnum handlers do before re-raising.

@@ -31,10 +31,16 @@ pub struct RemoteFailure {
 }
 
 impl RemoteFailure {
-    /// A Magnum exception (`magnum.common.exception.<class>`, kwargs `{"code": N}`).
+    /// A Magnum exception (`magnum.common.exception.<class>`): kwargs are the ones it was
+    /// raised with, then `code` (the class's status), as `MagnumException.__init__` sets them.
     pub fn magnum(e: &MagnumError) -> Self {
         let mut kwargs = Map::new();
-        kwargs.insert("code".into(), Value::from(e.code()));
+        for (k, v) in e.kwargs() {
+            if k != "code" {
+                kwargs.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+        kwargs.insert("code".into(), Value::from(e.kind().code()));
         RemoteFailure {
             class: e.class_name().to_string(),
             module: "magnum.common.exception".to_string(),

@@ -472,7 +472,7 @@ mod tests {
         let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys, ["class", "module", "message", "tb", "args", "kwargs"]);
         assert_eq!(v["args"], json!(["Cluster nope could not be found."]));
-        assert_eq!(v["kwargs"], json!({"code": 404}));
+        assert_eq!(v["kwargs"], json!({"cluster": "nope", "code": 404}));
         assert!(v["tb"].as_array().unwrap().iter().all(Value::is_string));
         // and it decodes back into the same error
         let back = parse_reply(m).unwrap().result.unwrap_err();
