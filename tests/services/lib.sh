@@ -754,4 +754,8 @@ ok_env_lines() {
     else
         ok_warn "no test venv at $OK_VENV (tests/services/start.sh builds it)"
     fi
+    ok_keystone_env_lines
 }
+
+# The test Keystone (its own venv, gunicorn, SQLite): tests/services/keystone.sh.
+. "$OK_SERVICES_DIR/keystone.sh"
