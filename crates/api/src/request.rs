@@ -7,6 +7,7 @@ use axum::body::Body;
 use openkeel_core::context::{HeaderLookup, RequestContext};
 use openkeel_core::error::{ErrorKind, MagnumError};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Largest request body accepted (Magnum has no limit; OpenKeel bounds memory).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -25,9 +26,10 @@ pub enum AuthMode {
     /// dev-mode identity applies (admin of a default project), so the CLI works at once.
     #[default]
     NoAuth,
-    /// keystonemiddleware-equivalent token validation (filled in by the auth layer, which
-    /// sets the identity headers before the handler runs).
-    Keystone,
+    /// keystonemiddleware-equivalent token validation: `dispatch` removes the client's
+    /// identity headers, validates `X-Auth-Token` (and `X-Service-Token`) and sets the
+    /// identity headers of the token before the handler runs; the context reads them.
+    Keystone(Arc<openkeel_cloud::authtoken::AuthToken>),
 }
 
 /// The dev-mode identity of the embedded default (noauth, no identity headers).
@@ -80,6 +82,7 @@ pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
             state.auth_url.clone(),
         ),
     };
+    ctx.auth_token_info = req.token_info.as_ref().map(|t| Value::clone(t));
     let creds = ctx.credentials();
     ctx.is_admin = match &state.policy {
         Some(p) => p.enforce("context_is_admin", &creds, &creds),
