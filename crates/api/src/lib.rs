@@ -139,7 +139,17 @@ async fn dispatch(State(state): State<Arc<ApiState>>, req: Request) -> Response 
         method = %req.method(),
         path = %req.uri().path()
     );
-    dispatch_inner(state, req).instrument(span).await
+    let started = std::time::Instant::now();
+    let resp = dispatch_inner(state, req).instrument(span.clone()).await;
+    // One line per request (request id, user and project from the span; never a token).
+    span.in_scope(|| {
+        tracing::info!(
+            status = resp.status().as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "request handled"
+        )
+    });
+    resp
 }
 
 async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {

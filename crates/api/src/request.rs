@@ -83,6 +83,13 @@ pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
         ),
     };
     ctx.auth_token_info = req.token_info.as_ref().map(|t| Value::clone(t));
+    let span = tracing::Span::current();
+    if let Some(u) = ctx.user_id.as_deref() {
+        span.record("user_id", u);
+    }
+    if let Some(p) = ctx.project_id.as_deref() {
+        span.record("project_id", p);
+    }
     let creds = ctx.credentials();
     ctx.is_admin = match &state.policy {
         Some(p) => p.enforce("context_is_admin", &creds, &creds),
