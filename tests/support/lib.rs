@@ -309,6 +309,11 @@ impl Keystone {
 
     /// A token for `user`, scoped to `project` by name (or unscoped).
     pub async fn token_scoped(&self, user: &str, project: Option<&str>) -> String {
+        self.login(user, project).await.0
+    }
+
+    /// A token for `user` and Keystone's token body (`{"token": {...}}`, without catalogue).
+    pub async fn login(&self, user: &str, project: Option<&str>) -> (String, serde_json::Value) {
         let mut auth = serde_json::json!({"identity": {"methods": ["password"], "password": {
             "user": {"name": user, "domain": {"id": "default"}, "password": self.password(user)}}}});
         if let Some(p) = project {
@@ -326,9 +331,12 @@ impl Keystone {
         .await
         .unwrap_or_else(|e| panic!("Keystone at {}: {e}", self.url));
         assert_eq!(resp.status, 201, "token for {user}: {}", resp.text());
-        resp.header("x-subject-token")
+        let token = resp
+            .header("x-subject-token")
             .unwrap_or_else(|| panic!("no X-Subject-Token for {user}"))
-            .to_string()
+            .to_string();
+        let body = serde_json::from_slice(&resp.body).unwrap_or(serde_json::Value::Null);
+        (token, body)
     }
 
     /// Revoke `token` (with an admin token).

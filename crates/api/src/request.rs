@@ -16,6 +16,9 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub trait PolicyCheck: Send + Sync + 'static {
     /// Evaluate `rule` for `target` with `creds` (the context's `to_dict()`).
     fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool;
+
+    /// Called once per request before any check: re-read changed policy files.
+    fn refresh(&self) {}
 }
 
 /// How the caller's identity is established.
@@ -89,6 +92,9 @@ pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
     }
     if let Some(p) = ctx.project_id.as_deref() {
         span.record("project_id", p);
+    }
+    if let Some(p) = &state.policy {
+        p.refresh();
     }
     let creds = ctx.credentials();
     ctx.is_admin = match &state.policy {
@@ -197,6 +203,10 @@ fn percent_decode(s: &str) -> String {
 impl PolicyCheck for openkeel_auth::Enforcer {
     fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool {
         openkeel_auth::Enforcer::enforce(self, rule, target, creds)
+    }
+
+    fn refresh(&self) {
+        self.reload_if_due(openkeel_auth::policy::RELOAD_CHECK_INTERVAL);
     }
 }
 

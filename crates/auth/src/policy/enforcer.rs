@@ -20,8 +20,9 @@
 //!   are returned by [`Enforcer::try_enforce`].
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -170,7 +171,14 @@ pub struct Enforcer {
     default_rule: String,
     state: RwLock<Arc<RuleSet>>,
     reload: Mutex<()>,
+    /// When [`Enforcer::reload_if_due`] last looked at the files (ms since the enforcer was
+    /// built).
+    last_check_ms: AtomicU64,
+    born: Instant,
 }
+
+/// How often [`Enforcer::reload_if_due`] looks at the policy files' modification times.
+pub const RELOAD_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 impl Enforcer {
     /// Build the rule set from Magnum's defaults and the configured policy files, with
@@ -193,6 +201,8 @@ impl Enforcer {
             default_rule: default_rule.to_string(),
             state: RwLock::new(Arc::new(set)),
             reload: Mutex::new(()),
+            last_check_ms: AtomicU64::new(0),
+            born: Instant::now(),
         })
     }
 
@@ -227,6 +237,27 @@ impl Enforcer {
         };
         *guard = Arc::new(set);
         Ok(true)
+    }
+
+    /// [`Enforcer::reload_if_changed`] at most once per `every` (the API calls it for every
+    /// request with [`RELOAD_CHECK_INTERVAL`]: oslo.policy looks at the files' modification
+    /// times in every `enforce`). A file that fails to load is logged; the previous rules stay.
+    pub fn reload_if_due(&self, every: Duration) {
+        let now = self.born.elapsed().as_millis() as u64 + 1;
+        let last = self.last_check_ms.load(Ordering::Relaxed);
+        if last != 0 && now.saturating_sub(last) < every.as_millis() as u64 {
+            return;
+        }
+        if self
+            .last_check_ms
+            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return; // another request is checking
+        }
+        if let Err(e) = self.reload_if_changed() {
+            tracing::error!(error = %e, "policy files could not be reloaded; the previous rules stay in force");
+        }
     }
 
     /// Is `rule` allowed for `creds` (Magnum's `context.to_dict()`) on `target`?
