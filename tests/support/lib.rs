@@ -354,3 +354,101 @@ impl Keystone {
         assert_eq!(resp.status, 204, "revoke: {}", resp.text());
     }
 }
+
+impl Keystone {
+    /// One request to Keystone with an admin token; `path` is below `/v3`.
+    pub async fn admin_request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> RawResponse {
+        let admin = self.token("admin").await;
+        let text = body.map(|b| b.to_string());
+        let mut h = vec![("X-Auth-Token", admin.as_str())];
+        if text.is_some() {
+            h.push(("Content-Type", "application/json"));
+        }
+        http(
+            self.addr,
+            method,
+            &self.path(path),
+            &h,
+            text.as_deref().map(str::as_bytes),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("Keystone at {}: {e}", self.url))
+    }
+
+    /// Register `url` as the `container-infra` endpoint (all three interfaces) of a new
+    /// region of its own, so that a client configured with that region finds this test's
+    /// server in the catalogue without disturbing other tests. Returns the region id.
+    pub async fn register_container_infra(&self, url: &str) -> String {
+        let region = format!("test-{}", uuid::Uuid::new_v4().simple());
+        let r = self
+            .admin_request(
+                "POST",
+                "/regions",
+                Some(&serde_json::json!({"region": {"id": region}})),
+            )
+            .await;
+        assert_eq!(r.status, 201, "create region: {}", r.text());
+        let r = self
+            .admin_request("GET", "/services?type=container-infra", None)
+            .await;
+        let services: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let service_id = services["services"][0]["id"]
+            .as_str()
+            .unwrap_or_else(|| {
+                panic!(
+                    "no container-infra service in the test Keystone: {}",
+                    r.text()
+                )
+            })
+            .to_string();
+        for interface in ["public", "internal", "admin"] {
+            let r = self
+                .admin_request(
+                    "POST",
+                    "/endpoints",
+                    Some(&serde_json::json!({"endpoint": {"service_id": service_id,
+                        "interface": interface, "url": url, "region_id": region}})),
+                )
+                .await;
+            assert_eq!(r.status, 201, "create endpoint: {}", r.text());
+        }
+        region
+    }
+
+    /// Remove a region made by [`Keystone::register_container_infra`] and its endpoints.
+    pub async fn unregister_region(&self, region: &str) {
+        let r = self
+            .admin_request("GET", &format!("/endpoints?region_id={region}"), None)
+            .await;
+        let eps: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        for ep in eps["endpoints"].as_array().cloned().unwrap_or_default() {
+            if let Some(id) = ep["id"].as_str() {
+                self.admin_request("DELETE", &format!("/endpoints/{id}"), None)
+                    .await;
+            }
+        }
+        self.admin_request("DELETE", &format!("/regions/{region}"), None)
+            .await;
+    }
+
+    /// A `clouds.yaml` text with one cloud per user, all in `region`.
+    pub fn clouds_yaml_for(&self, region: &str) -> String {
+        let mut out = String::from("clouds:\n");
+        if let Some(users) = self.accounts["users"].as_object() {
+            for (name, u) in users {
+                out.push_str(&format!(
+                    "  {name}:\n    auth:\n      auth_url: {url}\n      username: {name}\n      password: {pw}\n      user_domain_name: Default\n      project_name: {project}\n      project_domain_name: Default\n    region_name: {region}\n    identity_api_version: 3\n",
+                    url = self.url,
+                    pw = u["password"].as_str().unwrap_or_default(),
+                    project = u["project"].as_str().unwrap_or_default(),
+                ));
+            }
+        }
+        out
+    }
+}
