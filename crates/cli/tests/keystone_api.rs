@@ -111,7 +111,8 @@ async fn keystone_auth_paths() {
     assert_ne!(r.status, 401, "{}", r.text());
 
     // Every 401 path, before routing, Accept and microversion checks.
-    let cases: Vec<(&str, &str, Vec<(&str, String)>)> = vec![
+    type Case<'a> = (&'a str, &'a str, Vec<(&'a str, String)>);
+    let cases: Vec<Case> = vec![
         ("GET", "/v1/clusters", vec![]),
         ("GET", "/clusters", vec![]),
         ("GET", "/v1/no-such-route", vec![]),
@@ -344,8 +345,6 @@ async fn keystone_strategy_needs_credentials() {
     let conf = dir.path().join("test.conf");
     std::fs::write(&conf, "[openkeel]\nauth_strategy = keystone\n").unwrap();
     let config = openkeel::allinone::load_config(dir.path(), &[conf], &[]).unwrap();
-    let err = openkeel::allinone::auth_mode(&config)
-        .err()
-        .expect("refused");
+    let err = openkeel::allinone::auth_mode(&config).expect_err("refused");
     assert!(err.to_string().contains("auth_url"), "{err}");
 }
