@@ -7,7 +7,8 @@ fn policy_generator_prints_the_checked_in_sample() {
         .output()
         .expect("run openkeel-policy-generator");
     assert!(out.status.success());
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy/policy.yaml.sample");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy/policy.yaml.sample");
     let on_disk = std::fs::read(&path).expect("policy/policy.yaml.sample");
     assert!(
         out.stdout == on_disk,
