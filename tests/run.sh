@@ -198,6 +198,16 @@ setup_services() {
         record keystone $((SECONDS - start)) FAILED
         service_missing "Keystone"
     fi
+
+    start=$SECONDS
+    local go
+    if go=$(ok_go); then
+        record go $((SECONDS - start)) "ok ($go)"
+        export OPENKEEL_TEST_GO="$go"
+    else
+        record go $((SECONDS - start)) FAILED
+        service_missing "Go >= 1.21 (the gophercloud acceptance tests)"
+    fi
     ok_unlock
 
     start=$SECONDS
@@ -221,7 +231,7 @@ fi
 # ------------------------------------------------------------------ cargo
 printf '\n' >&2
 ok_log "environment for the tests:"
-for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL CI; do
+for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_GO CI; do
     ok_log "  $v=${!v:-(unset)}"
 done
 

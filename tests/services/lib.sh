@@ -759,3 +759,5 @@ ok_env_lines() {
 
 # The test Keystone (its own venv, gunicorn, SQLite): tests/services/keystone.sh.
 . "$OK_SERVICES_DIR/keystone.sh"
+# Go for the gophercloud acceptance tests: tests/services/go.sh.
+. "$OK_SERVICES_DIR/go.sh"

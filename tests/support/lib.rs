@@ -380,8 +380,8 @@ impl Keystone {
         .unwrap_or_else(|e| panic!("Keystone at {}: {e}", self.url))
     }
 
-    /// Register `url` as the `container-infra` endpoint (all three interfaces) of a new
-    /// region of its own, so that a client configured with that region finds this test's
+    /// Register `url` as the `container-infra` endpoint (all three interfaces; and Keystone as
+    /// its `identity`) of a new region of its own, so that a client configured with that region finds this test's
     /// server in the catalogue without disturbing other tests. Returns the region id.
     pub async fn register_container_infra(&self, url: &str) -> String {
         let region = format!("test-{}", uuid::Uuid::new_v4().simple());
@@ -406,16 +406,26 @@ impl Keystone {
                 )
             })
             .to_string();
-        for interface in ["public", "internal", "admin"] {
-            let r = self
-                .admin_request(
-                    "POST",
-                    "/endpoints",
-                    Some(&serde_json::json!({"endpoint": {"service_id": service_id,
-                        "interface": interface, "url": url, "region_id": region}})),
-                )
-                .await;
-            assert_eq!(r.status, 201, "create endpoint: {}", r.text());
+        let r = self.admin_request("GET", "/services?type=identity", None).await;
+        let services: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let identity_id = services["services"][0]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no identity service in the test Keystone: {}", r.text()))
+            .to_string();
+        // Keystone itself is listed in the region too, for clients that find the identity
+        // service in their region's catalogue (gophercloud).
+        for (service, endpoint) in [(&service_id, url), (&identity_id, self.url.as_str())] {
+            for interface in ["public", "internal", "admin"] {
+                let r = self
+                    .admin_request(
+                        "POST",
+                        "/endpoints",
+                        Some(&serde_json::json!({"endpoint": {"service_id": service,
+                            "interface": interface, "url": endpoint, "region_id": region}})),
+                    )
+                    .await;
+                assert_eq!(r.status, 201, "create endpoint: {}", r.text());
+            }
         }
         region
     }

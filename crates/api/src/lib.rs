@@ -300,13 +300,7 @@ async fn keystone_auth(
         .await
     {
         Ok(identity) => {
-            let span = tracing::Span::current();
-            if let Some(u) = &identity.user_id {
-                span.record("user_id", u.as_str());
-            }
-            if let Some(p) = &identity.project_id {
-                span.record("project_id", p.as_str());
-            }
+            // (the span's user_id / project_id are recorded with the context)
             for (name, value) in identity.headers {
                 if let Ok(v) = http::HeaderValue::from_str(&value) {
                     headers.insert(http::HeaderName::from_static(name), v);
