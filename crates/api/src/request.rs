@@ -19,6 +19,20 @@ pub trait PolicyCheck: Send + Sync + 'static {
 
     /// Called once per request before any check: re-read changed policy files.
     fn refresh(&self) {}
+
+    /// Whether rules may read `auth_token_info` from the credentials (else it is left out).
+    fn reads_token_info(&self) -> bool {
+        true
+    }
+}
+
+/// The credentials of a policy check: Magnum's `context.to_dict()`; the validated token body
+/// is left out when no rule reads it (it is large and would be copied for every check).
+fn policy_credentials(state: &ApiState, ctx: &RequestContext) -> Value {
+    match &state.policy {
+        Some(p) if !p.reads_token_info() => ctx.credentials_without_token_info(),
+        _ => ctx.credentials(),
+    }
 }
 
 /// How the caller's identity is established.
@@ -96,7 +110,7 @@ pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
     if let Some(p) = &state.policy {
         p.refresh();
     }
-    let creds = ctx.credentials();
+    let creds = policy_credentials(state, &ctx);
     ctx.is_admin = match &state.policy {
         Some(p) => p.enforce("context_is_admin", &creds, &creds),
         None => ctx.has_role("admin"),
@@ -121,7 +135,7 @@ pub fn enforce(
         }
     };
     let allowed = match &state.policy {
-        Some(p) => p.enforce(rule, target, &ctx.credentials()),
+        Some(p) => p.enforce(rule, target, &policy_credentials(state, ctx)),
         None => true,
     };
     if allowed {
@@ -207,6 +221,10 @@ impl PolicyCheck for openkeel_auth::Enforcer {
 
     fn refresh(&self) {
         self.reload_if_due(openkeel_auth::policy::RELOAD_CHECK_INTERVAL);
+    }
+
+    fn reads_token_info(&self) -> bool {
+        openkeel_auth::Enforcer::reads_token_info(self)
     }
 }
 

@@ -145,6 +145,8 @@ struct RuleSet {
     default_rule: String,
     stamp: SourceStamp,
     files: Vec<PathBuf>,
+    /// Some rule mentions `auth_token_info` (see [`Enforcer::reads_token_info`]).
+    reads_token_info: bool,
 }
 
 impl RuleLookup for RuleSet {
@@ -258,6 +260,14 @@ impl Enforcer {
         if let Err(e) = self.reload_if_changed() {
             tracing::error!(error = %e, "policy files could not be reloaded; the previous rules stay in force");
         }
+    }
+
+    /// True when some rule of the current rule set mentions `auth_token_info` (an operator's
+    /// rule could compare a field of the validated token body). When none does, the API leaves
+    /// the token body (with its catalogue, several kilobytes) out of the credentials it builds
+    /// for every check: the decisions are the same and the copy is saved.
+    pub fn reads_token_info(&self) -> bool {
+        self.current().reads_token_info
     }
 
     /// Is `rule` allowed for `creds` (Magnum's `context.to_dict()`) on `target`?
@@ -595,11 +605,15 @@ fn build(
             "Policy rules specified in policy files are the same as the defaults provided by the service"
         );
     }
+    let reads_token_info = rules
+        .values()
+        .any(|e| e.check.to_string().contains("auth_token_info"));
     let set = RuleSet {
         rules,
         default_rule: default_rule.to_string(),
         stamp,
         files,
+        reads_token_info,
     };
     check_rules(&set);
     Ok(set)
@@ -668,6 +682,20 @@ mod tests {
 
     fn creds(roles: &[&str], project: Option<&str>, user: Option<&str>) -> Value {
         json!({"roles": roles, "project_id": project, "user_id": user, "is_admin": false})
+    }
+
+    #[test]
+    fn knows_whether_rules_read_the_token_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Enforcer::new(opts(dir.path())).unwrap();
+        assert!(!e.reads_token_info(), "Magnum's defaults never do");
+        std::fs::write(
+            dir.path().join("policy.yaml"),
+            "\"cluster:get\": \"auth_token_info.token.is_domain:False\"\n",
+        )
+        .unwrap();
+        let e = Enforcer::new(opts(dir.path())).unwrap();
+        assert!(e.reads_token_info());
     }
 
     #[test]
