@@ -7,7 +7,8 @@
 #     (noninteractive, no service auto-start) and the Python venv
 #     $OPENKEEL_TEST_HOME/venv with tests/python/requirements.txt (rebuilt only when the
 #     requirements change);
-#  2. starts MariaDB (127.0.0.1:23306) and RabbitMQ (127.0.0.1:25682) with private data
+#  2. starts MariaDB (127.0.0.1:23306), RabbitMQ (127.0.0.1:25682) and Keystone 30.0.0
+#     (127.0.0.1:25000, tests/services/keystone.sh, its own venv) with private data
 #     under $OPENKEEL_TEST_HOME (default /var/tmp/openkeel-test), or reuses the ones of
 #     that home that already run, and creates the users openkeel/openkeel;
 #  3. exports OPENKEEL_TEST_MYSQL_URL, OPENKEEL_TEST_RABBIT_URL, OPENKEEL_TEST_VENV and runs
@@ -87,11 +88,12 @@ cleanup() {
         local ours=()
         if [ -e "$OK_RPID.by-run" ] || [ -e "$OK_EPID.by-run" ]; then ours+=(rabbitmq); fi
         [ -e "$OK_MPID.by-run" ] && ours+=(mariadb)
+        [ -e "$OK_KS_PID.by-run" ] && ours+=(keystone)
         if [ ${#ours[@]} = 0 ]; then
             [ "$REUSED" = "" ] || ok_log "${REUSED# } were already running before this run: left running (tests/services/stop.sh stops them)"
         else
             if [ "$KEEP" = 1 ]; then
-                rm -f "$OK_MPID.by-run" "$OK_RPID.by-run" "$OK_EPID.by-run"
+                rm -f "$OK_MPID.by-run" "$OK_RPID.by-run" "$OK_EPID.by-run" "$OK_KS_PID.by-run"
                 ok_log "OPENKEEL_TEST_KEEP_SERVICES=1: leaving ${ours[*]} running (tests/services/stop.sh stops them)"
             elif [ -n "$others" ]; then
                 ok_log "leaving ${ours[*]} running for tests/run.sh pid $others (the last one stops them)"
@@ -100,6 +102,10 @@ cleanup() {
                 local res=ok
                 if [ -e "$OK_RPID.by-run" ] || [ -e "$OK_EPID.by-run" ]; then
                     ok_sub ok_rabbit_stop
+                    [ "$OK_SUB_RC" = 0 ] || res=FAILED
+                fi
+                if [ -e "$OK_KS_PID.by-run" ]; then
+                    ok_sub ok_keystone_stop
                     [ "$OK_SUB_RC" = 0 ] || res=FAILED
                 fi
                 if [ -e "$OK_MPID.by-run" ]; then
@@ -177,6 +183,31 @@ setup_services() {
         record rabbitmq $((SECONDS - start)) FAILED
         service_missing "RabbitMQ"
     fi
+
+    start=$SECONDS
+    ok_sub ok_keystone_start
+    rc=$OK_SUB_RC
+    [ "$rc" != 10 ] && [ -e "$OK_KS_PID" ] && touch "$OK_KS_PID.by-run"
+    if [ "$rc" = 0 ] || [ "$rc" = 10 ]; then
+        record keystone $((SECONDS - start)) "$([ "$rc" = 0 ] && echo started || echo reused)"
+        [ "$rc" = 10 ] && [ ! -e "$OK_KS_PID.by-run" ] && REUSED="$REUSED keystone"
+        export OPENKEEL_TEST_KEYSTONE_URL="$OK_KS_URL"
+        export OPENKEEL_TEST_KEYSTONE_ACCOUNTS="$OK_KS_ACCOUNTS"
+        export OPENKEEL_TEST_KEYSTONE_CLOUDS="$OK_KS_CLOUDS"
+    else
+        record keystone $((SECONDS - start)) FAILED
+        service_missing "Keystone"
+    fi
+
+    start=$SECONDS
+    local go
+    if go=$(ok_go); then
+        record go $((SECONDS - start)) "ok ($go)"
+        export OPENKEEL_TEST_GO="$go"
+    else
+        record go $((SECONDS - start)) FAILED
+        service_missing "Go >= 1.21 (the gophercloud acceptance tests)"
+    fi
     ok_unlock
 
     start=$SECONDS
@@ -191,7 +222,8 @@ setup_services() {
 if [ "${OPENKEEL_TEST_SKIP_SERVICES:-0}" = 1 ]; then
     ok_in_ci && ok_die "OPENKEEL_TEST_SKIP_SERVICES=1 is not allowed in CI"
     ok_warn "OPENKEEL_TEST_SKIP_SERVICES=1: no services; the tests that need them will SKIP"
-    unset OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV
+    unset OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV \
+        OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
 else
     setup_services
 fi
@@ -199,7 +231,7 @@ fi
 # ------------------------------------------------------------------ cargo
 printf '\n' >&2
 ok_log "environment for the tests:"
-for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV CI; do
+for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_GO CI; do
     ok_log "  $v=${!v:-(unset)}"
 done
 

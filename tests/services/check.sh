@@ -6,13 +6,14 @@
 #   RabbitMQ  OPENKEEL_TEST_RABBIT_URL  AMQP login, vhost, publish/get (amqp_check.py)
 #   venv      OPENKEEL_TEST_VENV        openstack CLI with the coe plugin, oslo.policy,
 #                                       magnum when tests/python/requirements-magnum.txt exists
+#   Keystone  OPENKEEL_TEST_KEYSTONE_URL a password token for demo, validated by the service user
 #
 # Exits non-zero naming what failed. Used by tests/run.sh after starting the services.
 set -euo pipefail
 OK_PROG=check
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if [ -z "${OPENKEEL_TEST_MYSQL_URL:-}${OPENKEEL_TEST_RABBIT_URL:-}${OPENKEEL_TEST_VENV:-}" ]; then
+if [ -z "${OPENKEEL_TEST_MYSQL_URL:-}${OPENKEEL_TEST_RABBIT_URL:-}${OPENKEEL_TEST_VENV:-}${OPENKEEL_TEST_KEYSTONE_URL:-}" ]; then
     eval "$("$OK_SERVICES_DIR/env.sh")"
 fi
 fail=0
@@ -75,6 +76,37 @@ print(" ".join(f"{p} {v(p)}" for p in pkgs))
     fi
 else
     ok_log "FAILED: OPENKEEL_TEST_VENV is not set"
+    fail=1
+fi
+if [ -n "${OPENKEEL_TEST_KEYSTONE_URL:-}" ]; then
+    # a password token for demo, and the service user validating it
+    py=python3
+    [ -x "${OPENKEEL_TEST_VENV:-/nonexistent}/bin/python" ] && py="$OPENKEEL_TEST_VENV/bin/python"
+    if out=$("$py" - "$OPENKEEL_TEST_KEYSTONE_URL" "${OPENKEEL_TEST_KEYSTONE_ACCOUNTS:-}" <<'PY' 2>&1
+import json, sys, urllib.request
+url, accounts = sys.argv[1], json.load(open(sys.argv[2]))
+def token(user):
+    u = accounts["users"][user]
+    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+        "name": user, "domain": {"id": "default"}, "password": u["password"]}}},
+        "scope": {"project": {"name": u["project"], "domain": {"id": "default"}}}}}
+    req = urllib.request.Request(url + "/auth/tokens?nocatalog", json.dumps(body).encode(),
+                                 {"Content-Type": "application/json"})
+    return urllib.request.urlopen(req, timeout=10).headers["X-Subject-Token"]
+user, svc = token("demo"), token("magnum")
+req = urllib.request.Request(url + "/auth/tokens", headers={"X-Auth-Token": svc, "X-Subject-Token": user})
+v = json.load(urllib.request.urlopen(req, timeout=10))
+print("demo in project %s with roles %s" % (v["token"]["project"]["name"],
+      ",".join(sorted(r["name"] for r in v["token"]["roles"]))))
+PY
+    ); then
+        ok_log "keystone ok: $OPENKEEL_TEST_KEYSTONE_URL, $out"
+    else
+        ok_log "FAILED keystone at $OPENKEEL_TEST_KEYSTONE_URL: $out"
+        fail=1
+    fi
+else
+    ok_log "FAILED: OPENKEEL_TEST_KEYSTONE_URL is not set"
     fail=1
 fi
 exit "$fail"

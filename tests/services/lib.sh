@@ -754,4 +754,10 @@ ok_env_lines() {
     else
         ok_warn "no test venv at $OK_VENV (tests/services/start.sh builds it)"
     fi
+    ok_keystone_env_lines
 }
+
+# The test Keystone (its own venv, gunicorn, SQLite): tests/services/keystone.sh.
+. "$OK_SERVICES_DIR/keystone.sh"
+# Go for the gophercloud acceptance tests: tests/services/go.sh.
+. "$OK_SERVICES_DIR/go.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start OpenKeel's test services and keep them running between test runs:
-# installs what is missing (Debian packages, the Python test venv), starts MariaDB and
-# RabbitMQ under $OPENKEEL_TEST_HOME (default /var/tmp/openkeel-test), creates the
+# installs what is missing (Debian packages, the Python test venv), starts MariaDB,
+# RabbitMQ and Keystone under $OPENKEEL_TEST_HOME (default /var/tmp/openkeel-test), creates the
 # openkeel users and checks them. Idempotent: whatever already runs is reused.
 #
 # Services started here stay up until tests/services/stop.sh (tests/run.sh reuses them
@@ -14,16 +14,17 @@ ok_lock
 ok_prepare_home
 ok_apt_install "${OK_APT_PACKAGES[@]}"
 ok_venv
-for svc in ok_mysql_start ok_rabbit_start; do
+for svc in ok_mysql_start ok_rabbit_start ok_keystone_start; do
     ok_sub "$svc"
     [ "$OK_SUB_RC" = 0 ] || [ "$OK_SUB_RC" = 10 ] || exit "$OK_SUB_RC"
 done
 # started or adopted by hand: no tests/run.sh stops them any more
-rm -f "$OK_MPID.by-run" "$OK_RPID.by-run" "$OK_EPID.by-run"
+rm -f "$OK_MPID.by-run" "$OK_RPID.by-run" "$OK_EPID.by-run" "$OK_KS_PID.by-run"
 ok_unlock
 
 eval "$(ok_env_lines 2>/dev/null)"
-export OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV
+export OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV \
+    OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
 "$OK_SERVICES_DIR/check.sh"
 ok_log "services of $OK_HOME are up and stay up (tests/services/stop.sh stops them); for cargo:"
 ok_log '  eval "$(tests/services/env.sh)"'

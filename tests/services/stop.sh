@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stop the test services of $OPENKEEL_TEST_HOME (default /var/tmp/openkeel-test): only the
-# processes named in its own pid files (MariaDB, RabbitMQ, and epmd if it was started
+# processes named in its own pid files (MariaDB, RabbitMQ, Keystone, and epmd if it was started
 # here), never anything by name.
 #
 #   stop.sh            refuses while a tests/run.sh is still using them
@@ -27,11 +27,12 @@ others=$(ok_other_users | tr '\n' ' ' | sed 's/ *$//')
 if [ -n "$others" ] && [ "$force" != 1 ]; then
     ok_die "tests/run.sh (pid $others) is still using the services of $OK_HOME; wait for it or use --force"
 fi
+ok_keystone_stop
 ok_rabbit_stop
 ok_mysql_stop
 if [ "$purge" = 1 ]; then
     ok_log "purging service data under $OK_HOME (the venv is kept)"
-    rm -rf "$OK_MDIR" "$OK_RDIR" "$OK_LOGS"
+    rm -rf "$OK_MDIR" "$OK_RDIR" "$OK_LOGS" "$OK_KS_DIR"
 fi
 ok_unlock
 ok_log "services of $OK_HOME stopped"

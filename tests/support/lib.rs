@@ -8,6 +8,7 @@
 //! | `OPENKEEL_TEST_MYSQL_URL` | admin URL of a running MariaDB, e.g. `mysql://root:pw@127.0.0.1:13306` (no database part) |
 //! | `OPENKEEL_TEST_RABBIT_URL` | `amqp://user:pass@127.0.0.1:15672/%2f` of a running RabbitMQ |
 //! | `OPENKEEL_TEST_VENV` | a Python venv with the test helpers (python-magnumclient, python-openstackclient, oslo.policy, ...) |
+//! | `OPENKEEL_TEST_KEYSTONE_URL` / `_ACCOUNTS` / `_CLOUDS` | the test Keystone 30.0.0 (`…/v3`), its accounts file (users, passwords, project ids) and a `clouds.yaml` ([`keystone`]) |
 //!
 //! When a variable is missing a test calls [`require`], which skips with a message on a
 //! developer's machine but **panics when `CI=true`**: in CI a missing service is a failure,
@@ -217,4 +218,251 @@ pub async fn http(
         headers,
         body,
     })
+}
+
+/// The test Keystone (`tests/services/keystone.sh`): its URL and the provisioned accounts.
+#[derive(Debug, Clone)]
+pub struct Keystone {
+    /// `http://127.0.0.1:<port>/v3`.
+    pub url: String,
+    pub addr: std::net::SocketAddr,
+    /// `clouds.yaml` with one cloud per user.
+    pub clouds_yaml: Option<PathBuf>,
+    accounts: serde_json::Value,
+}
+
+/// The test Keystone, or `None` outside CI when it is not running (panics in CI).
+pub fn keystone() -> Option<Keystone> {
+    let path = require("OPENKEEL_TEST_KEYSTONE_ACCOUNTS", "Keystone")?;
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("OPENKEEL_TEST_KEYSTONE_ACCOUNTS={path}: {e}"));
+    let accounts: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let url = std::env::var("OPENKEEL_TEST_KEYSTONE_URL")
+        .ok()
+        .or_else(|| accounts["auth_url"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("{path}: no auth_url"));
+    let hostport = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let addr = hostport
+        .parse()
+        .unwrap_or_else(|e| panic!("Keystone URL {url}: {e}"));
+    Some(Keystone {
+        url,
+        addr,
+        clouds_yaml: std::env::var("OPENKEEL_TEST_KEYSTONE_CLOUDS")
+            .ok()
+            .map(PathBuf::from),
+        accounts,
+    })
+}
+
+impl Keystone {
+    fn user(&self, name: &str) -> &serde_json::Value {
+        let u = &self.accounts["users"][name];
+        assert!(u.is_object(), "no Keystone test user {name}");
+        u
+    }
+
+    pub fn password(&self, user: &str) -> String {
+        self.user(user)["password"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn user_id(&self, user: &str) -> String {
+        self.user(user)["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The project the user is a member of.
+    pub fn project_of(&self, user: &str) -> String {
+        self.user(user)["project"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn project_id(&self, project: &str) -> String {
+        self.accounts["project_ids"][project]
+            .as_str()
+            .unwrap_or_else(|| panic!("no Keystone test project {project}"))
+            .to_string()
+    }
+
+    /// Path part of the URL (`/v3`).
+    fn path(&self, rest: &str) -> String {
+        let base = self.url.trim_start_matches("http://");
+        let p = base.find('/').map(|i| &base[i..]).unwrap_or("");
+        format!("{}{rest}", p.trim_end_matches('/'))
+    }
+
+    /// A project-scoped token for `user` (password auth, scoped to the user's project).
+    pub async fn token(&self, user: &str) -> String {
+        self.token_scoped(user, Some(&self.project_of(user))).await
+    }
+
+    /// A token for `user`, scoped to `project` by name (or unscoped).
+    pub async fn token_scoped(&self, user: &str, project: Option<&str>) -> String {
+        self.login(user, project).await.0
+    }
+
+    /// A token for `user` and Keystone's token body (`{"token": {...}}`, without catalogue).
+    pub async fn login(&self, user: &str, project: Option<&str>) -> (String, serde_json::Value) {
+        let mut auth = serde_json::json!({"identity": {"methods": ["password"], "password": {
+            "user": {"name": user, "domain": {"id": "default"}, "password": self.password(user)}}}});
+        if let Some(p) = project {
+            auth["scope"] =
+                serde_json::json!({"project": {"name": p, "domain": {"id": "default"}}});
+        }
+        let body = serde_json::json!({ "auth": auth }).to_string();
+        let resp = http(
+            self.addr,
+            "POST",
+            &self.path("/auth/tokens?nocatalog"),
+            &[("Content-Type", "application/json")],
+            Some(body.as_bytes()),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("Keystone at {}: {e}", self.url));
+        assert_eq!(resp.status, 201, "token for {user}: {}", resp.text());
+        let token = resp
+            .header("x-subject-token")
+            .unwrap_or_else(|| panic!("no X-Subject-Token for {user}"))
+            .to_string();
+        let body = serde_json::from_slice(&resp.body).unwrap_or(serde_json::Value::Null);
+        (token, body)
+    }
+
+    /// Revoke `token` (with an admin token).
+    pub async fn revoke(&self, token: &str) {
+        let admin = self.token("admin").await;
+        let resp = http(
+            self.addr,
+            "DELETE",
+            &self.path("/auth/tokens"),
+            &[("X-Auth-Token", &admin), ("X-Subject-Token", token)],
+            None,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("Keystone at {}: {e}", self.url));
+        assert_eq!(resp.status, 204, "revoke: {}", resp.text());
+    }
+}
+
+impl Keystone {
+    /// One request to Keystone with an admin token; `path` is below `/v3`.
+    pub async fn admin_request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> RawResponse {
+        let admin = self.token("admin").await;
+        let text = body.map(|b| b.to_string());
+        let mut h = vec![("X-Auth-Token", admin.as_str())];
+        if text.is_some() {
+            h.push(("Content-Type", "application/json"));
+        }
+        http(
+            self.addr,
+            method,
+            &self.path(path),
+            &h,
+            text.as_deref().map(str::as_bytes),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("Keystone at {}: {e}", self.url))
+    }
+
+    /// Register `url` as the `container-infra` endpoint (all three interfaces; and Keystone as
+    /// its `identity`) of a new region of its own, so that a client configured with that region finds this test's
+    /// server in the catalogue without disturbing other tests. Returns the region id.
+    pub async fn register_container_infra(&self, url: &str) -> String {
+        let region = format!("test-{}", uuid::Uuid::new_v4().simple());
+        let r = self
+            .admin_request(
+                "POST",
+                "/regions",
+                Some(&serde_json::json!({"region": {"id": region}})),
+            )
+            .await;
+        assert_eq!(r.status, 201, "create region: {}", r.text());
+        let r = self
+            .admin_request("GET", "/services?type=container-infra", None)
+            .await;
+        let services: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let service_id = services["services"][0]["id"]
+            .as_str()
+            .unwrap_or_else(|| {
+                panic!(
+                    "no container-infra service in the test Keystone: {}",
+                    r.text()
+                )
+            })
+            .to_string();
+        let r = self
+            .admin_request("GET", "/services?type=identity", None)
+            .await;
+        let services: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let identity_id = services["services"][0]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no identity service in the test Keystone: {}", r.text()))
+            .to_string();
+        // Keystone itself is listed in the region too, for clients that find the identity
+        // service in their region's catalogue (gophercloud).
+        for (service, endpoint) in [(&service_id, url), (&identity_id, self.url.as_str())] {
+            for interface in ["public", "internal", "admin"] {
+                let r = self
+                    .admin_request(
+                        "POST",
+                        "/endpoints",
+                        Some(&serde_json::json!({"endpoint": {"service_id": service,
+                            "interface": interface, "url": endpoint, "region_id": region}})),
+                    )
+                    .await;
+                assert_eq!(r.status, 201, "create endpoint: {}", r.text());
+            }
+        }
+        region
+    }
+
+    /// Remove a region made by [`Keystone::register_container_infra`] and its endpoints.
+    pub async fn unregister_region(&self, region: &str) {
+        let r = self
+            .admin_request("GET", &format!("/endpoints?region_id={region}"), None)
+            .await;
+        let eps: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        for ep in eps["endpoints"].as_array().cloned().unwrap_or_default() {
+            if let Some(id) = ep["id"].as_str() {
+                self.admin_request("DELETE", &format!("/endpoints/{id}"), None)
+                    .await;
+            }
+        }
+        self.admin_request("DELETE", &format!("/regions/{region}"), None)
+            .await;
+    }
+
+    /// A `clouds.yaml` text with one cloud per user, all in `region`.
+    pub fn clouds_yaml_for(&self, region: &str) -> String {
+        let mut out = String::from("clouds:\n");
+        if let Some(users) = self.accounts["users"].as_object() {
+            for (name, u) in users {
+                out.push_str(&format!(
+                    "  {name}:\n    auth:\n      auth_url: {url}\n      username: {name}\n      password: {pw}\n      user_domain_name: Default\n      project_name: {project}\n      project_domain_name: Default\n    region_name: {region}\n    identity_api_version: 3\n",
+                    url = self.url,
+                    pw = u["password"].as_str().unwrap_or_default(),
+                    project = u["project"].as_str().unwrap_or_default(),
+                ));
+            }
+        }
+        out
+    }
 }

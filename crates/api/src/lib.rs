@@ -117,6 +117,9 @@ pub struct RequestInfo {
     pub request_id: String,
     /// The negotiated microversion (1.1 for the root document, which does not negotiate).
     pub version: Version,
+    /// The validated user token's body (keystonemiddleware's `keystone.token_info`), with
+    /// `auth_strategy = keystone`.
+    pub token_info: Option<Arc<serde_json::Value>>,
 }
 
 impl RequestInfo {
@@ -131,10 +134,22 @@ async fn dispatch(State(state): State<Arc<ApiState>>, req: Request) -> Response 
     let span = tracing::info_span!(
         "request",
         request_id = tracing::field::Empty,
+        user_id = tracing::field::Empty,
+        project_id = tracing::field::Empty,
         method = %req.method(),
         path = %req.uri().path()
     );
-    dispatch_inner(state, req).instrument(span).await
+    let started = std::time::Instant::now();
+    let resp = dispatch_inner(state, req).instrument(span.clone()).await;
+    // One line per request (request id, user and project from the span; never a token).
+    span.in_scope(|| {
+        tracing::info!(
+            status = resp.status().as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "request handled"
+        )
+    });
+    resp
 }
 
 async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
@@ -153,7 +168,16 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
     let request_id = openkeel_core::context::RequestContext::new_request_id();
     tracing::Span::current().record("request_id", request_id.as_str());
 
-    let headers = req.headers().clone();
+    let mut headers = req.headers().clone();
+    // keystonemiddleware's auth_token sits before the API application: a refused request
+    // never reaches the Accept check, the routing or the microversion negotiation.
+    let mut token_info = None;
+    if let request::AuthMode::Keystone(auth) = &state.auth {
+        match keystone_auth(auth, &method, &path, &mut headers).await {
+            Ok(info) => token_info = info,
+            Err(resp) => return resp.finish(&request_id, &headers),
+        }
+    }
     let accept = headers
         .get(http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -185,6 +209,7 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
             host_url,
             request_id: request_id.clone(),
             version: microversion::MIN,
+            token_info,
         };
         let result = routes::root(&info);
         return match result {
@@ -217,6 +242,7 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
         host_url,
         request_id: request_id.clone(),
         version,
+        token_info,
     };
     let result: Result<Reply, ApiError> = routes::v1(&state, &info, req.into_body()).await;
     match result {
@@ -227,6 +253,67 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
                 tracing::error!(status = err.status(), error = ?err, "request failed");
             }
             render_error(err, keep.then_some(version))
+        }
+    }
+}
+
+/// A request refused by the token validation.
+enum Refusal {
+    Unauthorized(String),
+    Unavailable,
+}
+
+impl Refusal {
+    fn finish(self, request_id: &str, headers: &HeaderMap) -> Response {
+        match self {
+            Refusal::Unauthorized(www) => response::unauthorized(&www, request_id),
+            Refusal::Unavailable => {
+                let accept = headers
+                    .get(http::header::ACCEPT)
+                    .and_then(|v| v.to_str().ok());
+                response::keystone_unavailable(accept, request_id)
+            }
+        }
+    }
+}
+
+/// keystonemiddleware's `process_request` for one request: public routes pass untouched;
+/// otherwise the client's identity headers are removed, the tokens validated and the
+/// identity headers of the token set. Returns the token body.
+async fn keystone_auth(
+    auth: &openkeel_cloud::authtoken::AuthToken,
+    method: &Method,
+    path: &str,
+    headers: &mut HeaderMap,
+) -> Result<Option<Arc<serde_json::Value>>, Refusal> {
+    if openkeel_cloud::authtoken::is_public_path(path) {
+        return Ok(None);
+    }
+    for h in openkeel_cloud::authtoken::AUTH_HEADERS {
+        headers.remove(*h);
+    }
+    let get = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    let user_token = get("x-auth-token").or_else(|| get("x-storage-token"));
+    let service_token = get("x-service-token");
+    match auth
+        .authenticate(user_token, service_token, method.as_str(), path)
+        .await
+    {
+        Ok(identity) => {
+            // (the span's user_id / project_id are recorded with the context)
+            for (name, value) in identity.headers {
+                if let Ok(v) = http::HeaderValue::from_str(&value) {
+                    headers.insert(http::HeaderName::from_static(name), v);
+                }
+            }
+            Ok(Some(identity.token_info))
+        }
+        Err(openkeel_cloud::authtoken::AuthFailure::Unauthorized) => {
+            Err(Refusal::Unauthorized(auth.www_authenticate()))
+        }
+        Err(openkeel_cloud::authtoken::AuthFailure::Unavailable(detail)) => {
+            tracing::error!(%detail, "Unable to validate token");
+            Err(Refusal::Unavailable)
         }
     }
 }

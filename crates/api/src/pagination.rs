@@ -464,6 +464,7 @@ mod tests {
             host_url: "http://h".into(),
             request_id: "req-1".into(),
             version: microversion::MIN,
+            token_info: None,
         }
     }
 

@@ -7,6 +7,7 @@ use axum::body::Body;
 use openkeel_core::context::{HeaderLookup, RequestContext};
 use openkeel_core::error::{ErrorKind, MagnumError};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Largest request body accepted (Magnum has no limit; OpenKeel bounds memory).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -15,6 +16,23 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub trait PolicyCheck: Send + Sync + 'static {
     /// Evaluate `rule` for `target` with `creds` (the context's `to_dict()`).
     fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool;
+
+    /// Called once per request before any check: re-read changed policy files.
+    fn refresh(&self) {}
+
+    /// Whether rules may read `auth_token_info` from the credentials (else it is left out).
+    fn reads_token_info(&self) -> bool {
+        true
+    }
+}
+
+/// The credentials of a policy check: Magnum's `context.to_dict()`; the validated token body
+/// is left out when no rule reads it (it is large and would be copied for every check).
+fn policy_credentials(state: &ApiState, ctx: &RequestContext) -> Value {
+    match &state.policy {
+        Some(p) if !p.reads_token_info() => ctx.credentials_without_token_info(),
+        _ => ctx.credentials(),
+    }
 }
 
 /// How the caller's identity is established.
@@ -25,9 +43,10 @@ pub enum AuthMode {
     /// dev-mode identity applies (admin of a default project), so the CLI works at once.
     #[default]
     NoAuth,
-    /// keystonemiddleware-equivalent token validation (filled in by the auth layer, which
-    /// sets the identity headers before the handler runs).
-    Keystone,
+    /// keystonemiddleware-equivalent token validation: `dispatch` removes the client's
+    /// identity headers, validates `X-Auth-Token` (and `X-Service-Token`) and sets the
+    /// identity headers of the token before the handler runs; the context reads them.
+    Keystone(Arc<openkeel_cloud::authtoken::AuthToken>),
 }
 
 /// The dev-mode identity of the embedded default (noauth, no identity headers).
@@ -80,7 +99,18 @@ pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
             state.auth_url.clone(),
         ),
     };
-    let creds = ctx.credentials();
+    ctx.auth_token_info = req.token_info.as_ref().map(|t| Value::clone(t));
+    let span = tracing::Span::current();
+    if let Some(u) = ctx.user_id.as_deref() {
+        span.record("user_id", u);
+    }
+    if let Some(p) = ctx.project_id.as_deref() {
+        span.record("project_id", p);
+    }
+    if let Some(p) = &state.policy {
+        p.refresh();
+    }
+    let creds = policy_credentials(state, &ctx);
     ctx.is_admin = match &state.policy {
         Some(p) => p.enforce("context_is_admin", &creds, &creds),
         None => ctx.has_role("admin"),
@@ -105,7 +135,7 @@ pub fn enforce(
         }
     };
     let allowed = match &state.policy {
-        Some(p) => p.enforce(rule, target, &ctx.credentials()),
+        Some(p) => p.enforce(rule, target, &policy_credentials(state, ctx)),
         None => true,
     };
     if allowed {
@@ -187,6 +217,14 @@ fn percent_decode(s: &str) -> String {
 impl PolicyCheck for openkeel_auth::Enforcer {
     fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool {
         openkeel_auth::Enforcer::enforce(self, rule, target, creds)
+    }
+
+    fn refresh(&self) {
+        self.reload_if_due(openkeel_auth::policy::RELOAD_CHECK_INTERVAL);
+    }
+
+    fn reads_token_info(&self) -> bool {
+        openkeel_auth::Enforcer::reads_token_info(self)
     }
 }
 

@@ -148,6 +148,53 @@ pub fn error(
     resp
 }
 
+/// keystonemiddleware's 401 (outside Magnum's envelope): its own JSON body,
+/// `WWW-Authenticate: Keystone uri="…"`, and the request id of the layer before it.
+pub fn unauthorized(www_authenticate: &str, request_id: &str) -> Response {
+    const BODY: &str = "{\"error\": {\"code\": 401, \"title\": \"Unauthorized\", \"message\": \"The request you have made requires authentication.\"}}";
+    let mut h = HeaderMap::new();
+    insert(&mut h, "content-type", "application/json; charset=UTF-8");
+    insert(&mut h, "content-length", &BODY.len().to_string());
+    insert(&mut h, "www-authenticate", www_authenticate);
+    insert(&mut h, "x-openstack-request-id", request_id);
+    let mut resp = Response::new(Body::from(BODY));
+    *resp.status_mut() = StatusCode::UNAUTHORIZED;
+    *resp.headers_mut() = h;
+    resp
+}
+
+/// keystonemiddleware's 503 when Keystone cannot validate tokens (webob's
+/// `HTTPServiceUnavailable`): JSON when the client asks for it, else plain text.
+pub fn keystone_unavailable(accept: Option<&str>, request_id: &str) -> Response {
+    const EXPLANATION: &str =
+        "The server is currently unavailable. Please try again at a later time.";
+    const DETAIL: &str = "The Keystone service is temporarily unavailable.";
+    let wants_json = accept.is_some_and(|a| a.contains("application/json"));
+    let (ctype, body) = if wants_json {
+        (
+            "application/json",
+            pyjson::dumps(&serde_json::json!({
+                "code": "503 Service Unavailable",
+                "message": format!("{EXPLANATION}<br /><br />\n{DETAIL}\n\n"),
+                "title": "Service Unavailable",
+            })),
+        )
+    } else {
+        (
+            "text/plain; charset=UTF-8",
+            format!("503 Service Unavailable\n\n{EXPLANATION}\n\n{DETAIL}\n\n"),
+        )
+    };
+    let mut h = HeaderMap::new();
+    insert(&mut h, "content-type", ctype);
+    insert(&mut h, "content-length", &body.len().to_string());
+    insert(&mut h, "x-openstack-request-id", request_id);
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    *resp.headers_mut() = h;
+    resp
+}
+
 /// The CORS layer's answer to any `OPTIONS`: 200, empty body, no request id.
 pub fn options() -> Response {
     let mut resp = Response::new(Body::empty());

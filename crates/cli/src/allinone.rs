@@ -246,6 +246,85 @@ pub fn policy(
     )?)
 }
 
+/// `[keystone_authtoken]` as the token validator's settings (keystonemiddleware's options and
+/// its password plugin's).
+pub fn authtoken_settings(config: &Config) -> openkeel_cloud::authtoken::AuthTokenSettings {
+    let k = &config.keystone_authtoken;
+    openkeel_cloud::authtoken::AuthTokenSettings {
+        www_authenticate_uri: k.www_authenticate_uri.clone(),
+        interface: k.interface.clone(),
+        region_name: k.region_name.clone(),
+        include_service_catalog: k.include_service_catalog,
+        token_cache_time: k.token_cache_time,
+        cache_size: openkeel_cloud::authtoken::DEFAULT_CACHE_SIZE,
+        service_token_roles: k.service_token_roles.clone(),
+        service_token_roles_required: k.service_token_roles_required,
+        enforce_token_bind: k.enforce_token_bind.clone(),
+        service_type: k.service_type.clone(),
+        credentials: openkeel_cloud::CloudSettings {
+            keystone_auth: openkeel_cloud::KeystoneAuthSettings {
+                auth_type: k.auth_type.clone(),
+                auth_url: k.auth_url.clone(),
+                user_id: k.user_id.clone(),
+                username: k.username.clone(),
+                user_domain_id: k.user_domain_id.clone(),
+                user_domain_name: k.user_domain_name.clone(),
+                password: k.password.clone(),
+                project_id: k.project_id.clone(),
+                project_name: k.project_name.clone(),
+                project_domain_id: k.project_domain_id.clone(),
+                project_domain_name: k.project_domain_name.clone(),
+                domain_id: k.domain_id.clone(),
+                domain_name: k.domain_name.clone(),
+                system_scope: k.system_scope.clone(),
+                trust_id: k.trust_id.clone(),
+                default_domain_id: k.default_domain_id.clone(),
+                default_domain_name: k.default_domain_name.clone(),
+                cafile: k.cafile.clone(),
+                certfile: k.certfile.clone(),
+                keyfile: k.keyfile.clone(),
+                insecure: k.insecure,
+                timeout: k.http_connect_timeout.filter(|t| *t > 0).map(|t| t as f64),
+            },
+            www_authenticate_uri: k.www_authenticate_uri.clone(),
+            ..openkeel_cloud::CloudSettings::default()
+        },
+    }
+}
+
+/// How the API establishes identities, from `[openkeel] auth_strategy`: `noauth` (identity
+/// headers trusted) or `keystone` (keystonemiddleware's auth_token with `[keystone_authtoken]`).
+/// Shared by the all-in-one server and `openkeel-api`.
+pub fn auth_mode(config: &Config) -> Result<openkeel_api::request::AuthMode, StartError> {
+    match config.openkeel.auth_strategy.as_str() {
+        "noauth" => Ok(openkeel_api::request::AuthMode::NoAuth),
+        "keystone" => {
+            let k = &config.keystone_authtoken;
+            if k.delay_auth_decision {
+                return Err(StartError::Unsupported(
+                    "[keystone_authtoken] delay_auth_decision = true is not supported: Magnum's API has no use for unauthenticated requests".to_string(),
+                ));
+            }
+            if k.auth_section.as_deref().is_some_and(|s| !s.is_empty()) {
+                return Err(StartError::Unsupported(
+                    "[keystone_authtoken] auth_section is not supported: put the password plugin options (auth_url, username, password, project_name, ...) in [keystone_authtoken] itself".to_string(),
+                ));
+            }
+            if k.memcached_servers.as_ref().is_some_and(|m| !m.is_empty()) {
+                tracing::warn!("[keystone_authtoken] memcached_servers is set: OpenKeel caches validated tokens in process (token_cache_time) and does not use memcached");
+            }
+            let validator = openkeel_cloud::authtoken::AuthToken::new(authtoken_settings(config))
+                .map_err(StartError::Unsupported)?;
+            Ok(openkeel_api::request::AuthMode::Keystone(Arc::new(
+                validator,
+            )))
+        }
+        other => Err(StartError::Unsupported(format!(
+            "[openkeel] auth_strategy = {other} is not valid; use noauth or keystone"
+        ))),
+    }
+}
+
 /// The conductor: the driver registry of `[drivers]` (with the simulator when enabled), the
 /// handlers over `db`, and the cert manager of `[certificates] cert_manager_type`.
 pub fn build_conductor(
@@ -408,14 +487,7 @@ pub async fn serve_api(
 pub async fn start(opts: Options) -> Result<Running, StartError> {
     let started = Instant::now();
     let config = &opts.config;
-    let auth = match config.openkeel.auth_strategy.as_str() {
-        "noauth" => openkeel_api::request::AuthMode::NoAuth,
-        other => {
-            return Err(StartError::Unsupported(format!(
-                "[openkeel] auth_strategy = {other} is not available in this build of the all-in-one server; use noauth"
-            )))
-        }
-    };
+    let auth = auth_mode(config)?;
     if config.openkeel.rpc_transport != "inprocess" {
         return Err(StartError::Unsupported(format!(
             "[openkeel] rpc_transport = {} is not available in the all-in-one server; it runs API and conductor in one process (inprocess)",

@@ -36,16 +36,6 @@ fn rabbit(config: &Config, program: &str) -> Result<Arc<RabbitSettings>, StartEr
         .map_err(|e| StartError::Unsupported(e.to_string()))
 }
 
-/// How the API authenticates, from `[openkeel] auth_strategy`.
-pub fn auth_mode(config: &Config) -> Result<openkeel_api::request::AuthMode, StartError> {
-    match config.openkeel.auth_strategy.as_str() {
-        "noauth" => Ok(openkeel_api::request::AuthMode::NoAuth),
-        other => Err(StartError::Unsupported(format!(
-            "[openkeel] auth_strategy = {other} is not available in this build; use noauth"
-        ))),
-    }
-}
-
 /// The conductor's notifier from `[oslo_messaging_notifications] driver`: `messagingv2` (or
 /// `messaging`) sends Magnum's CADF notifications on the RPC transport, as Magnum does
 /// (its `transport_url` option is ignored there too); anything else (`noop`, `log`, none)
@@ -100,7 +90,7 @@ impl RunningApi {
 pub async fn start_api(opts: ServiceOptions) -> Result<RunningApi, StartError> {
     let started = Instant::now();
     let config = &opts.config;
-    let auth = auth_mode(config)?;
+    let auth = allinone::auth_mode(config)?;
     let settings = rabbit(config, "openkeel-api")?;
     let db = allinone::open_database(config).await?;
     let enforcer = allinone::policy(config, &opts.config_dirs)?;

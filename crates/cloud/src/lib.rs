@@ -20,6 +20,7 @@
 //! integrator fills them from the configuration. Tokens and passwords are never logged.
 
 mod auth;
+pub mod authtoken;
 pub mod catalog;
 mod http;
 pub mod keystone;

@@ -127,6 +127,11 @@ impl RequestContext {
     /// Magnum's `RequestContext.to_dict()`: oslo.context's keys updated with Magnum's, in the
     /// order observed on the wire (`rpc.md` §5.1). Policy credentials are this dictionary.
     pub fn to_dict(&self) -> Map<String, Value> {
+        self.to_dict_with(self.auth_token_info.clone().unwrap_or(Value::Null))
+    }
+
+    /// `to_dict()` with `auth_token_info` given.
+    fn to_dict_with(&self, auth_token_info: Value) -> Map<String, Value> {
         let s = |v: &Option<String>| {
             v.as_ref()
                 .map(|x| Value::String(x.clone()))
@@ -162,10 +167,7 @@ impl RequestContext {
         m.insert("user_name".into(), s(&self.user_name));
         m.insert("user_id".into(), s(&self.user_id));
         m.insert("project_name".into(), s(&self.project_name));
-        m.insert(
-            "auth_token_info".into(),
-            self.auth_token_info.clone().unwrap_or(Value::Null),
-        );
+        m.insert("auth_token_info".into(), auth_token_info);
         m.insert("all_tenants".into(), Value::Bool(self.all_tenants));
         m
     }
@@ -173,6 +175,12 @@ impl RequestContext {
     /// Policy credentials: `to_dict()` as a JSON value.
     pub fn credentials(&self) -> Value {
         Value::Object(self.to_dict())
+    }
+
+    /// [`RequestContext::credentials`] with `auth_token_info` as `null`: for policy checks
+    /// whose rules never read the token body (the default rules), without copying it.
+    pub fn credentials_without_token_info(&self) -> Value {
+        Value::Object(self.to_dict_with(Value::Null))
     }
 
     /// The default policy target when a handler gives none: the caller's own project and user.
@@ -202,6 +210,24 @@ impl RequestContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_without_the_token_body() {
+        let ctx = RequestContext {
+            user_id: Some("u".into()),
+            auth_token_info: Some(serde_json::json!({"token": {"catalog": [1, 2, 3]}})),
+            ..Default::default()
+        };
+        let full = ctx.credentials();
+        let light = ctx.credentials_without_token_info();
+        assert_eq!(full["auth_token_info"]["token"]["catalog"][2], 3);
+        assert_eq!(light["auth_token_info"], Value::Null);
+        let keys = |v: &Value| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>());
+        assert_eq!(keys(&full), keys(&light), "same keys, same order");
+        let mut f = full;
+        f["auth_token_info"] = Value::Null;
+        assert_eq!(f, light);
+    }
     use std::collections::HashMap;
 
     struct H(HashMap<String, String>);

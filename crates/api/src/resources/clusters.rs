@@ -152,6 +152,7 @@ pub(crate) async fn read_json(req: &RequestInfo, body: Body, arg: &str) -> Resul
             host_url: String::new(),
             request_id: String::new(),
             version: req.version,
+            token_info: None,
         };
         let keys: Vec<String> = request::query_pairs(&probe)
             .into_iter()

@@ -20,8 +20,9 @@
 //!   are returned by [`Enforcer::try_enforce`].
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -144,6 +145,8 @@ struct RuleSet {
     default_rule: String,
     stamp: SourceStamp,
     files: Vec<PathBuf>,
+    /// Some rule mentions `auth_token_info` (see [`Enforcer::reads_token_info`]).
+    reads_token_info: bool,
 }
 
 impl RuleLookup for RuleSet {
@@ -170,7 +173,14 @@ pub struct Enforcer {
     default_rule: String,
     state: RwLock<Arc<RuleSet>>,
     reload: Mutex<()>,
+    /// When [`Enforcer::reload_if_due`] last looked at the files (ms since the enforcer was
+    /// built).
+    last_check_ms: AtomicU64,
+    born: Instant,
 }
+
+/// How often [`Enforcer::reload_if_due`] looks at the policy files' modification times.
+pub const RELOAD_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 impl Enforcer {
     /// Build the rule set from Magnum's defaults and the configured policy files, with
@@ -193,6 +203,8 @@ impl Enforcer {
             default_rule: default_rule.to_string(),
             state: RwLock::new(Arc::new(set)),
             reload: Mutex::new(()),
+            last_check_ms: AtomicU64::new(0),
+            born: Instant::now(),
         })
     }
 
@@ -227,6 +239,35 @@ impl Enforcer {
         };
         *guard = Arc::new(set);
         Ok(true)
+    }
+
+    /// [`Enforcer::reload_if_changed`] at most once per `every` (the API calls it for every
+    /// request with [`RELOAD_CHECK_INTERVAL`]: oslo.policy looks at the files' modification
+    /// times in every `enforce`). A file that fails to load is logged; the previous rules stay.
+    pub fn reload_if_due(&self, every: Duration) {
+        let now = self.born.elapsed().as_millis() as u64 + 1;
+        let last = self.last_check_ms.load(Ordering::Relaxed);
+        if last != 0 && now.saturating_sub(last) < every.as_millis() as u64 {
+            return;
+        }
+        if self
+            .last_check_ms
+            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return; // another request is checking
+        }
+        if let Err(e) = self.reload_if_changed() {
+            tracing::error!(error = %e, "policy files could not be reloaded; the previous rules stay in force");
+        }
+    }
+
+    /// True when some rule of the current rule set mentions `auth_token_info` (an operator's
+    /// rule could compare a field of the validated token body). When none does, the API leaves
+    /// the token body (with its catalogue, several kilobytes) out of the credentials it builds
+    /// for every check: the decisions are the same and the copy is saved.
+    pub fn reads_token_info(&self) -> bool {
+        self.current().reads_token_info
     }
 
     /// Is `rule` allowed for `creds` (Magnum's `context.to_dict()`) on `target`?
@@ -564,11 +605,15 @@ fn build(
             "Policy rules specified in policy files are the same as the defaults provided by the service"
         );
     }
+    let reads_token_info = rules
+        .values()
+        .any(|e| e.check.to_string().contains("auth_token_info"));
     let set = RuleSet {
         rules,
         default_rule: default_rule.to_string(),
         stamp,
         files,
+        reads_token_info,
     };
     check_rules(&set);
     Ok(set)
@@ -637,6 +682,20 @@ mod tests {
 
     fn creds(roles: &[&str], project: Option<&str>, user: Option<&str>) -> Value {
         json!({"roles": roles, "project_id": project, "user_id": user, "is_admin": false})
+    }
+
+    #[test]
+    fn knows_whether_rules_read_the_token_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Enforcer::new(opts(dir.path())).unwrap();
+        assert!(!e.reads_token_info(), "Magnum's defaults never do");
+        std::fs::write(
+            dir.path().join("policy.yaml"),
+            "\"cluster:get\": \"auth_token_info.token.is_domain:False\"\n",
+        )
+        .unwrap();
+        let e = Enforcer::new(opts(dir.path())).unwrap();
+        assert!(e.reads_token_info());
     }
 
     #[test]

@@ -24,7 +24,9 @@ mod sample;
 
 pub use check::Check;
 pub use defaults::{default_rules, DeprecatedRule, Operation, RuleDefault};
-pub use enforcer::{EffectiveRule, Enforcer, PolicyOptions, RuleOrigin, TokenScope};
+pub use enforcer::{
+    EffectiveRule, Enforcer, PolicyOptions, RuleOrigin, TokenScope, RELOAD_CHECK_INTERVAL,
+};
 pub use parser::{parse_rule, parse_rule_with_warnings};
 pub use sample::{sample_yaml, write_sample, SAMPLE_PATH_IN_REPO};
 

@@ -457,11 +457,29 @@ async fn create(
     );
     let (obj, set) = new_nodegroup(&f)?;
     let body = view::ng_full(&set, cluster.labels.as_ref(), &req.host_url);
+    let new_uuid = obj.data.uuid.clone();
     conductor(state)?
         .nodegroup_create(&ctx, Obj::unchanged(cluster), obj)
         .await?;
+    // Magnum answers 202 as soon as the create is cast, and the conductor inserts the row a
+    // moment later: a GET of the uuid just returned can 404 (gophercloud's acceptance test
+    // does exactly that). OpenKeel waits, bounded, until the row is visible.
+    if let (Some(db), uuid) = (state.db.as_ref(), new_uuid) {
+        let deadline = std::time::Instant::now() + NODEGROUP_VISIBLE_WITHIN;
+        let scope = openkeel_db::Scope::admin_all_tenants();
+        while openkeel_db::nodegroup::get_by_uuid(db, &scope, &cluster_uuid, &uuid)
+            .await
+            .is_err()
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
     Ok(Reply::json(202, body))
 }
+
+/// How long a nodegroup create waits for the conductor's row (see `post`).
+const NODEGROUP_VISIBLE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `objects.NodeGroup(context, **nodegroup_dict)` with a new uuid: the object as cast (its
 /// changed fields) and its set fields as JSON (what the 202 shows).
