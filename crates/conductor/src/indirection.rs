@@ -22,7 +22,7 @@ use openkeel_db::{
     ClusterFilters, Database, DbError, FederationFilters, NodeGroupFilters, Page, QuotaFilters,
     Scope, X509KeyPairFilters,
 };
-use openkeel_rpc::codec::{self, CodecError, VersionedObject};
+use openkeel_rpc::codec::{self, CodecError, Kind, VersionedObject};
 use openkeel_rpc::transport::{Args, RemoteFailure};
 use openkeel_rpc::Obj;
 use serde_json::{json, Map, Value};
@@ -45,6 +45,15 @@ pub(crate) fn codec_failure(e: CodecError) -> RemoteFailure {
     f
 }
 
+/// `getattr(objinst, method)` on an instance.
+fn no_instance_method(objname: &str, method: &str) -> RemoteFailure {
+    RemoteFailure::builtin(
+        "AttributeError",
+        format!("'{objname}' object has no attribute '{method}'"),
+    )
+}
+
+/// `getattr(cls, method)` on a class.
 pub(crate) fn attribute_error(objname: &str, method: &str) -> RemoteFailure {
     RemoteFailure::builtin(
         "AttributeError",
@@ -128,10 +137,23 @@ impl<T: VersionedObject + Clone> Inst<T> {
     }
 
     /// After `create`: every field loaded from the new row (`_from_db_object`), changes reset.
+    ///
+    /// Magnum's `create_*` returns the SQLAlchemy instance it inserted, not a re-read row: a
+    /// JSON-encoded column (`labels`, `node_addresses`, ...) left unset or None is stored as
+    /// `{}` / `[]` (`JsonEncodedType.process_bind_param`) but the object still reads None.
     fn created(&self, row: T) -> Value {
         let mut after = self.before.clone();
         for (k, v) in data_of(row) {
             after.insert(k, v);
+        }
+        for f in T::fields() {
+            let json_column = matches!(
+                f.kind,
+                Kind::DictOfStrings | Kind::ListOfStrings | Kind::ListOfDicts
+            );
+            if json_column && self.before.get(f.name).is_none_or(Value::is_null) {
+                after.insert(f.name.to_string(), Value::Null);
+            }
         }
         self.reply(&after, &BTreeSet::new())
     }
@@ -198,7 +220,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "ClusterTemplate" => {
@@ -228,7 +250,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "NodeGroup" => {
@@ -257,7 +279,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "X509KeyPair" => {
@@ -267,9 +289,15 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                     Ok(i.created(x509keypair::create(db, &i.obj.data).await.map_err(db_err)?))
                 }
                 "destroy" => {
-                    x509keypair::destroy(db, &i.need("uuid")?)
-                        .await
-                        .map_err(db_err)?;
+                    // destroy_x509keypair raises X509KeyPairNotFound(<uuid>) positionally:
+                    // the message is the bare uuid
+                    let uuid = i.need("uuid")?;
+                    x509keypair::destroy(db, &uuid).await.map_err(|e| match e {
+                        DbError::X509KeyPairNotFound(_) => {
+                            RemoteFailure::from(MagnumError::with_message(e.kind(), uuid.clone()))
+                        }
+                        e => db_err(e),
+                    })?;
                     Ok(i.reset())
                 }
                 "save" => {
@@ -285,7 +313,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "Federation" => {
@@ -313,7 +341,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "MagnumService" => {
@@ -358,7 +386,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                     after.insert("report_count".into(), json!(svc.report_count));
                     Ok(i.reply(&after, &BTreeSet::new()))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "Quota" => {
@@ -371,7 +399,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.reset())
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         _ => {
@@ -379,7 +407,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
             let p: Result<Obj<Cluster>, _> = codec::decode(&prim);
             match p {
                 Err(e) => Err(codec_failure(e)),
-                Ok(_) => Err(attribute_error(&objname, method)),
+                Ok(_) => Err(no_instance_method(&objname, method)),
             }
         }
     }
@@ -924,10 +952,12 @@ pub(crate) async fn class_action(
                 Ok(single(Obj::unchanged(r.map_err(db_err)?), requested))
             }
             ("Federation", "get_count_all") => {
-                let f = federation_filters(a.get(0, "filters"))?;
-                Ok(json!(federation::count(db, &scope, &f)
-                    .await
-                    .map_err(db_err)?))
+                // Magnum's classmethod calls dbapi.get_federation_count_all, which does not
+                // exist: it always fails with this AttributeError. Reproduced as is.
+                Err(RemoteFailure::builtin(
+                    "AttributeError",
+                    "'Connection' object has no attribute 'get_federation_count_all'",
+                ))
             }
             ("Federation", "list") => {
                 let p = paging::<Federation>(&a, 0)?;

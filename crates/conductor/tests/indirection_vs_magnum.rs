@@ -107,7 +107,9 @@ fn script() -> Steps {
     s.act(OWNER, ct.clone(), "create");
     s.act(OWNER, ct.clone(), "create"); // duplicate uuid
     let mut held = ct.clone();
-    held.as_object_mut().unwrap().remove("magnum_object.changes");
+    held.as_object_mut()
+        .unwrap()
+        .remove("magnum_object.changes");
     held["magnum_object.data"]["id"] = json!(1);
     let mut renamed = held.clone();
     renamed["magnum_object.data"]["name"] = json!("k8s-renamed");
@@ -118,12 +120,47 @@ fn script() -> Steps {
     s.act(OWNER, stale.clone(), "refresh");
     s.act(OTHER, stale.clone(), "refresh");
     s.act(OWNER, held.clone(), "explode");
-    s.cls(OWNER, "ClusterTemplate", "get_by_id", ctv, json!([1]), kw.clone());
-    s.cls(OWNER, "ClusterTemplate", "get_by_uuid", "1.17", json!([CT1]), kw.clone());
-    s.cls(OWNER, "ClusterTemplate", "get_by_name", ctv, json!(["k8s-renamed"]), kw.clone());
-    s.cls(OWNER, "ClusterTemplate", "get", ctv, json!(["nope"]), kw.clone());
+    s.cls(
+        OWNER,
+        "ClusterTemplate",
+        "get_by_id",
+        ctv,
+        json!([1]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "ClusterTemplate",
+        "get_by_uuid",
+        "1.17",
+        json!([CT1]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "ClusterTemplate",
+        "get_by_name",
+        ctv,
+        json!(["k8s-renamed"]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "ClusterTemplate",
+        "get",
+        ctv,
+        json!(["nope"]),
+        kw.clone(),
+    );
     s.cls(OWNER, "ClusterTemplate", "list", ctv, json!([]), kw.clone());
-    s.cls(OWNER, "ClusterTemplate", "get_by_id", "1.22", json!([1]), kw.clone());
+    s.cls(
+        OWNER,
+        "ClusterTemplate",
+        "get_by_id",
+        "1.22",
+        json!([1]),
+        kw.clone(),
+    );
 
     // Cluster and its nodegroups
     let cl = new(
@@ -152,8 +189,22 @@ fn script() -> Steps {
         );
     }
     s.cls(OWNER, "Cluster", "get_by_id", cv, json!([1]), kw.clone());
-    s.cls(OWNER, "Cluster", "get_by_name", cv, json!(["nope"]), kw.clone());
-    s.cls(OWNER, "Cluster", "get", cv, json!(["not-an-id"]), kw.clone());
+    s.cls(
+        OWNER,
+        "Cluster",
+        "get_by_name",
+        cv,
+        json!(["nope"]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "Cluster",
+        "get",
+        cv,
+        json!(["not-an-id"]),
+        kw.clone(),
+    );
     s.cls(OWNER, "Cluster", "get_count_all", cv, json!([]), kw.clone());
     s.cls(
         OWNER,
@@ -163,11 +214,25 @@ fn script() -> Steps {
         json!([{"status": ["CREATE_COMPLETE"], "node_count": 2, "master_count": 1, "x": 1}]),
         kw.clone(),
     );
-    s.cls(OWNER, "Cluster", "get_count_all", cv, json!([{"node_count": 1}]), kw.clone());
+    s.cls(
+        OWNER,
+        "Cluster",
+        "get_count_all",
+        cv,
+        json!([{"node_count": 1}]),
+        kw.clone(),
+    );
     for who in [OTHER, ADMIN, ADMIN_ALL] {
         s.cls(who, "Cluster", "get_count_all", cv, json!([]), kw.clone());
         s.cls(who, "Cluster", "get_by_uuid", cv, json!([CL1]), kw.clone());
-        s.cls(who, "NodeGroup", "get", nv, json!([CL1, "default-worker"]), kw.clone());
+        s.cls(
+            who,
+            "NodeGroup",
+            "get",
+            nv,
+            json!([CL1, "default-worker"]),
+            kw.clone(),
+        );
     }
     s.cls(
         OWNER,
@@ -187,7 +252,14 @@ fn script() -> Steps {
         json!({"filters": {"node_addresses": []}}),
     );
     s.cls(OWNER, "Cluster", "get_stats", cv, json!(["x"]), kw.clone());
-    s.cls(OWNER, "Stats", "get_cluster_stats", "1.0", json!([PROJ]), kw.clone());
+    s.cls(
+        OWNER,
+        "Stats",
+        "get_cluster_stats",
+        "1.0",
+        json!([PROJ]),
+        kw.clone(),
+    );
     for (m, key) in [
         ("get_by_id", json!(2)),
         ("get_by_uuid", json!(NG_W)),
@@ -195,8 +267,22 @@ fn script() -> Steps {
     ] {
         s.cls(OWNER, "NodeGroup", m, nv, json!([CL1, key]), kw.clone());
     }
-    s.cls(OTHER, "NodeGroup", "get_by_name", nv, json!([CL1, "default-master"]), kw.clone());
-    s.cls(OWNER, "NodeGroup", "get_count_all", nv, json!([CL1]), kw.clone());
+    s.cls(
+        OTHER,
+        "NodeGroup",
+        "get_by_name",
+        nv,
+        json!([CL1, "default-master"]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "NodeGroup",
+        "get_count_all",
+        nv,
+        json!([CL1]),
+        kw.clone(),
+    );
     s.cls(
         OWNER,
         "NodeGroup",
@@ -214,7 +300,10 @@ fn script() -> Steps {
         kw.clone(),
     );
     let mut cl_held = cl.clone();
-    cl_held.as_object_mut().unwrap().remove("magnum_object.changes");
+    cl_held
+        .as_object_mut()
+        .unwrap()
+        .remove("magnum_object.changes");
     cl_held["magnum_object.data"]["id"] = json!(1);
     let mut cl_save = cl_held.clone();
     cl_save["magnum_object.data"]["status_reason"] = json!("poked");
@@ -230,7 +319,10 @@ fn script() -> Steps {
     );
     s.act(OWNER, extra.clone(), "create");
     let mut ng_held = extra.clone();
-    ng_held.as_object_mut().unwrap().remove("magnum_object.changes");
+    ng_held
+        .as_object_mut()
+        .unwrap()
+        .remove("magnum_object.changes");
     ng_held["magnum_object.data"]["id"] = json!(3);
     let mut ng_save = ng_held.clone();
     ng_save["magnum_object.data"]["node_count"] = json!(5);
@@ -249,11 +341,32 @@ fn script() -> Steps {
     s.act(ADMIN, q.clone(), "create");
     s.act(ADMIN, q.clone(), "create");
     let qv = "1.0";
-    s.cls(ADMIN, "Quota", "get_quota_by_project_id_resource", qv, json!([PROJ, "Cluster"]), kw.clone());
-    s.cls(ADMIN, "Quota", "get_quota_by_project_id_resource", qv, json!(["nobody", "Cluster"]), kw.clone());
+    s.cls(
+        ADMIN,
+        "Quota",
+        "get_quota_by_project_id_resource",
+        qv,
+        json!([PROJ, "Cluster"]),
+        kw.clone(),
+    );
+    s.cls(
+        ADMIN,
+        "Quota",
+        "get_quota_by_project_id_resource",
+        qv,
+        json!(["nobody", "Cluster"]),
+        kw.clone(),
+    );
     s.cls(ADMIN, "Quota", "get_by_id", qv, json!([1]), kw.clone());
     s.cls(ADMIN, "Quota", "get_by_id", qv, json!([99]), kw.clone());
-    s.cls(ADMIN, "Quota", "list", qv, json!([]), json!({"filters": {"project_id": PROJ}}));
+    s.cls(
+        ADMIN,
+        "Quota",
+        "list",
+        qv,
+        json!([]),
+        json!({"filters": {"project_id": PROJ}}),
+    );
     s.cls(
         ADMIN,
         "Quota",
@@ -262,9 +375,19 @@ fn script() -> Steps {
         json!([PROJ, {"project_id": PROJ, "resource": "Cluster", "hard_limit": 9}]),
         kw.clone(),
     );
-    s.cls(ADMIN, "Quota", "quota_get_all_by_project_id", qv, json!([PROJ]), kw.clone());
+    s.cls(
+        ADMIN,
+        "Quota",
+        "quota_get_all_by_project_id",
+        qv,
+        json!([PROJ]),
+        kw.clone(),
+    );
     let mut q_held = q.clone();
-    q_held.as_object_mut().unwrap().remove("magnum_object.changes");
+    q_held
+        .as_object_mut()
+        .unwrap()
+        .remove("magnum_object.changes");
     q_held["magnum_object.data"]["id"] = json!(1);
     s.act(ADMIN, q_held.clone(), "delete");
     s.act(ADMIN, q_held.clone(), "delete");
@@ -276,10 +399,27 @@ fn script() -> Steps {
         json!({"host": "node-1", "binary": "magnum-conductor", "report_count": 0}),
     );
     s.act(OWNER, ms.clone(), "create");
-    s.cls(OWNER, "MagnumService", "get_by_host_and_binary", "1.0", json!(["node-1", "magnum-conductor"]), kw.clone());
-    s.cls(OWNER, "MagnumService", "get_by_host_and_binary", "1.0", json!(["node-9", "magnum-conductor"]), kw.clone());
+    s.cls(
+        OWNER,
+        "MagnumService",
+        "get_by_host_and_binary",
+        "1.0",
+        json!(["node-1", "magnum-conductor"]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "MagnumService",
+        "get_by_host_and_binary",
+        "1.0",
+        json!(["node-9", "magnum-conductor"]),
+        kw.clone(),
+    );
     let mut ms_held = ms.clone();
-    ms_held.as_object_mut().unwrap().remove("magnum_object.changes");
+    ms_held
+        .as_object_mut()
+        .unwrap()
+        .remove("magnum_object.changes");
     ms_held["magnum_object.data"]["id"] = json!(1);
     s.act(OWNER, ms_held.clone(), "report_state_up");
     let mut ms_save = ms_held.clone();
@@ -314,10 +454,27 @@ fn script() -> Steps {
     ] {
         s.cls(OWNER, "X509KeyPair", m, "1.2", json!([key]), kw.clone());
     }
-    s.cls(OTHER, "X509KeyPair", "get_by_uuid", "1.2", json!([KP1]), kw.clone());
-    s.cls(OWNER, "X509KeyPair", "list", "1.2", json!([]), json!({"filters": {"user_id": "noauth-admin"}}));
+    s.cls(
+        OTHER,
+        "X509KeyPair",
+        "get_by_uuid",
+        "1.2",
+        json!([KP1]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "X509KeyPair",
+        "list",
+        "1.2",
+        json!([]),
+        json!({"filters": {"user_id": "noauth-admin"}}),
+    );
     let mut kp_held = kp.clone();
-    kp_held.as_object_mut().unwrap().remove("magnum_object.changes");
+    kp_held
+        .as_object_mut()
+        .unwrap()
+        .remove("magnum_object.changes");
     kp_held["magnum_object.data"]["id"] = json!(1);
     let mut kp_save = kp_held.clone();
     kp_save["magnum_object.data"]["intermediates"] = json!("INTER");
@@ -345,7 +502,14 @@ fn script() -> Steps {
     ] {
         s.cls(OWNER, "Federation", m, "1.0", json!([key]), kw.clone());
     }
-    s.cls(OTHER, "Federation", "get_by_uuid", "1.0", json!([FED1]), kw.clone());
+    s.cls(
+        OTHER,
+        "Federation",
+        "get_by_uuid",
+        "1.0",
+        json!([FED1]),
+        kw.clone(),
+    );
     s.cls(
         OWNER,
         "Federation",
@@ -354,9 +518,19 @@ fn script() -> Steps {
         json!([{"status": ["CREATE_IN_PROGRESS"], "member_ids": [CL1]}]),
         kw.clone(),
     );
-    s.cls(OWNER, "Federation", "list", "1.0", json!([]), json!({"filters": {"name": "fed"}}));
+    s.cls(
+        OWNER,
+        "Federation",
+        "list",
+        "1.0",
+        json!([]),
+        json!({"filters": {"name": "fed"}}),
+    );
     let mut fed_held = fed.clone();
-    fed_held.as_object_mut().unwrap().remove("magnum_object.changes");
+    fed_held
+        .as_object_mut()
+        .unwrap()
+        .remove("magnum_object.changes");
     fed_held["magnum_object.data"]["id"] = json!(1);
     let mut fed_save = fed_held.clone();
     fed_save["magnum_object.data"]["status"] = json!("CREATE_COMPLETE");
@@ -389,7 +563,8 @@ fn script() -> Steps {
     s
 }
 
-/// Wall-clock timestamps (`YYYY-MM-DDTHH:MM:SSZ`) differ between the two runs.
+/// Wall-clock timestamps (`YYYY-MM-DDTHH:MM:SSZ`) differ between the two runs; the order of
+/// `obj_what_changed` and `magnum_object.changes` (Python sets) is not significant.
 fn mask(v: &mut Value) {
     match v {
         Value::String(s)
@@ -400,7 +575,15 @@ fn mask(v: &mut Value) {
             *s = "<datetime>".into();
         }
         Value::Array(a) => a.iter_mut().for_each(mask),
-        Value::Object(m) => m.values_mut().for_each(mask),
+        Value::Object(m) => {
+            // a Python set on the wire: its order is not significant
+            for key in ["obj_what_changed", "magnum_object.changes"] {
+                if let Some(Value::Array(a)) = m.get_mut(key) {
+                    a.sort_by_key(|v| v.to_string());
+                }
+            }
+            m.values_mut().for_each(mask)
+        }
         _ => {}
     }
 }
