@@ -555,6 +555,70 @@ fn script() -> Steps {
         ));
     }
 
+    // more reads: markers (object primitives), visibility, duplicates, refusals
+    let marker_cl = p(
+        "Cluster",
+        cv,
+        json!({"id": 1, "uuid": CL1, "name": "alpha"}),
+        &[],
+    );
+    s.cls(
+        OWNER,
+        "Cluster",
+        "list",
+        cv,
+        json!([5, marker_cl]),
+        kw.clone(),
+    );
+    let marker_ng = p(
+        "NodeGroup",
+        nv,
+        json!({"id": 1, "uuid": NG_M, "name": "default-master", "cluster_id": CL1}),
+        &[],
+    );
+    s.cls(
+        OWNER,
+        "NodeGroup",
+        "list",
+        nv,
+        json!([CL1, 5, marker_ng, "id", "asc"]),
+        kw.clone(),
+    );
+    s.cls(
+        OTHER,
+        "ClusterTemplate",
+        "get_by_uuid",
+        ctv,
+        json!([CT1]),
+        kw.clone(),
+    );
+    s.cls(OTHER, "ClusterTemplate", "list", ctv, json!([]), kw.clone());
+    s.cls(ADMIN, "ClusterTemplate", "list", ctv, json!([]), kw.clone());
+    s.act(OWNER, cl.clone(), "create");
+    s.act(
+        OWNER,
+        new(
+            "NodeGroup",
+            nv,
+            json!({"uuid": NG_X, "name": "default-worker", "cluster_id": CL1,
+                   "project_id": PROJ, "role": "worker"}),
+        ),
+        "create",
+    );
+    s.act(OWNER, ms.clone(), "create");
+    s.act(OWNER, ms.clone(), "create");
+    let mut uuid_change = held.clone();
+    uuid_change["magnum_object.data"]["uuid"] = json!(NG_X);
+    uuid_change["magnum_object.changes"] = json!(["uuid"]);
+    s.act(OWNER, uuid_change, "save");
+    let mut newer = held.clone();
+    newer["magnum_object.version"] = json!("1.99");
+    s.act(OWNER, newer, "refresh");
+    let mut unknown = held.clone();
+    unknown["magnum_object.name"] = json!("BayModel");
+    s.act(OWNER, unknown, "refresh");
+    s.cls(OWNER, "BayModel", "get", "1.0", json!([CT1]), kw.clone());
+
     // teardown: referenced template, cluster, template
     s.act(OWNER, held.clone(), "destroy");
     s.act(OWNER, cl_held.clone(), "destroy");
@@ -658,6 +722,7 @@ async fn indirection_replies_match_magnum_conductor() {
     let (c, _rec) = conductor(&db);
     let d = ConductorDispatcher::new(c).with_database(db.clone());
     let mut diffs = Vec::new();
+    let mut known = 0;
     for (i, ((who, m, a), want)) in steps.0.iter().zip(expected).enumerate() {
         let args: Args = a.as_object().unwrap().clone();
         let got = match d.dispatch(who.rust(), m, args).await {
@@ -665,6 +730,31 @@ async fn indirection_replies_match_magnum_conductor() {
             Err(f) => json!({"failure": {"class": f.class, "module": f.module,
                                          "message": f.message}}),
         };
+        // deliberate difference (docs/differences.md): creating a MagnumService whose
+        // (host, binary) exists returns the existing row, as Magnum's code intends; Magnum
+        // 23.0.0 under SQLAlchemy 2 fails with PendingRollbackError instead
+        if want["failure"]["class"] == "PendingRollbackError"
+            && a["objinst"]["magnum_object.name"] == "MagnumService"
+            && a["objmethod"] == "create"
+        {
+            let host = &a["objinst"]["magnum_object.data"]["host"];
+            assert_eq!(got["result"][1], Value::Null, "step {i}: {got}");
+            assert!(
+                got["result"][0]["id"].as_i64().unwrap() > 0,
+                "step {i}: {got}"
+            );
+            let rows = openkeel_db::magnum_service::list(&db, None, &openkeel_db::Page::all())
+                .await
+                .unwrap();
+            assert_eq!(
+                rows.iter()
+                    .filter(|r| r.host.as_deref() == host.as_str())
+                    .count(),
+                1
+            );
+            known += 1;
+            continue;
+        }
         let (mut got, mut want) = (got, want);
         mask(&mut got);
         mask(&mut want);
@@ -675,6 +765,7 @@ async fn indirection_replies_match_magnum_conductor() {
             ));
         }
     }
+    assert_eq!(known, 1, "the known difference was not exercised");
     assert!(
         diffs.is_empty(),
         "{} of {} replies differ:\n{}",
