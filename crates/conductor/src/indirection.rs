@@ -175,6 +175,34 @@ impl<T: VersionedObject + Clone> Inst<T> {
     }
 }
 
+/// A nested object primitive as OVO re-serializes it (its incoming version, its set fields,
+/// its changes), and whether it has changes.
+fn reserialize<T: VersionedObject + Clone>(prim: &Value) -> Result<(Value, bool), RemoteFailure> {
+    let i = Inst::<T>::decode(prim)?;
+    let version = prim
+        .get("magnum_object.version")
+        .and_then(Value::as_str)
+        .unwrap_or(T::VERSION)
+        .to_string();
+    let mut out = Map::new();
+    out.insert("magnum_object.name".into(), T::NAME.into());
+    out.insert("magnum_object.namespace".into(), codec::NAMESPACE.into());
+    out.insert("magnum_object.version".into(), version.into());
+    let changes: Vec<Value> = i
+        .obj
+        .changes
+        .iter()
+        .filter(|c| i.before.contains_key(c.as_str()))
+        .map(|c| Value::String(c.clone()))
+        .collect();
+    let changed = !changes.is_empty();
+    out.insert("magnum_object.data".into(), Value::Object(i.before));
+    if changed {
+        out.insert("magnum_object.changes".into(), Value::Array(changes));
+    }
+    Ok((Value::Object(out), changed))
+}
+
 /// The field primitives of an object loaded from the database.
 fn data_of<T: VersionedObject>(row: T) -> Map<String, Value> {
     match codec::encode(&Obj::unchanged(row)) {
@@ -199,7 +227,10 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
     match objname.as_str() {
         "Cluster" => {
             let i = Inst::<Cluster>::decode(&prim)?;
-            match method {
+            let nested = prim
+                .get("magnum_object.data")
+                .and_then(|d| d.get("cluster_template"));
+            let mut reply = match method {
                 "create" => Ok(i.created(cluster::create(db, &i.obj.data).await.map_err(db_err)?)),
                 "destroy" => {
                     cluster::destroy(db, &i.need("uuid")?)
@@ -218,10 +249,50 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                     let row = cluster::get_by_uuid(db, &scope, &i.need("uuid")?)
                         .await
                         .map_err(db_err)?;
-                    Ok(i.refreshed(row))
+                    let ct_id = row.cluster_template_id.clone().unwrap_or_default();
+                    let mut reply = i.refreshed(row);
+                    if nested.is_some() {
+                        // `self.cluster_template != current.cluster_template`: the current
+                        // object lazy-loads its template (ClusterTemplate.get_by_uuid), and
+                        // OVO objects compare by identity, so it is always assigned
+                        let ct = cluster_template::get_by_uuid(db, &scope, &ct_id)
+                            .await
+                            .map_err(db_err)?;
+                        let ct = codec::encode(&Obj::unchanged(ct));
+                        if let Some(u) = reply.get_mut(0).and_then(Value::as_object_mut) {
+                            let what = u.remove("obj_what_changed");
+                            u.insert("cluster_template".into(), ct);
+                            let mut what = match what {
+                                Some(Value::Array(w)) => w,
+                                _ => Vec::new(),
+                            };
+                            what.push(json!("cluster_template"));
+                            u.insert("obj_what_changed".into(), Value::Array(what));
+                        }
+                    }
+                    return Ok(reply);
                 }
                 m => Err(no_instance_method(&objname, m)),
+            }?;
+            // obj_clone() deep-copies the nested template, and OVO objects compare by
+            // identity: a set `cluster_template` is always reported (re-serialized at the
+            // version it came with; changed while it has changes of its own)
+            if let Some(n) = nested {
+                let (ct, changed) = reserialize::<ClusterTemplate>(n)?;
+                if let Some(u) = reply.get_mut(0).and_then(Value::as_object_mut) {
+                    let what = u.remove("obj_what_changed");
+                    u.insert("cluster_template".into(), ct);
+                    let mut what = match what {
+                        Some(Value::Array(w)) => w,
+                        _ => Vec::new(),
+                    };
+                    if changed {
+                        what.push(json!("cluster_template"));
+                    }
+                    u.insert("obj_what_changed".into(), Value::Array(what));
+                }
             }
+            Ok(reply)
         }
         "ClusterTemplate" => {
             let i = Inst::<ClusterTemplate>::decode(&prim)?;

@@ -311,6 +311,17 @@ fn script() -> Steps {
     s.act(OWNER, cl_save, "save");
     s.act(OWNER, cl_held.clone(), "refresh");
     s.act(OTHER, cl_held.clone(), "refresh");
+    // a cluster holding its (lazy-loaded) template
+    let mut cl_nested = cl_held.clone();
+    cl_nested["magnum_object.data"]["cluster_template"] = held.clone();
+    s.act(OWNER, cl_nested.clone(), "refresh");
+    s.act(OWNER, cl_nested.clone(), "save");
+    let mut cl_nested_old = cl_nested.clone();
+    cl_nested_old["magnum_object.data"]["cluster_template"]["magnum_object.version"] =
+        json!("1.17");
+    cl_nested_old["magnum_object.data"]["cluster_template"]["magnum_object.changes"] =
+        json!(["name"]);
+    s.act(OWNER, cl_nested_old, "save");
     let extra = new(
         "NodeGroup",
         nv,
