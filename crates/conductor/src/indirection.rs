@@ -203,6 +203,23 @@ fn reserialize<T: VersionedObject + Clone>(prim: &Value) -> Result<(Value, bool)
     Ok((Value::Object(out), changed))
 }
 
+/// `updates["cluster_template"]` of a Cluster reply (before `obj_what_changed`, which gains
+/// the field when `changed`).
+fn put_nested(reply: &mut Value, ct: Value, changed: bool) {
+    if let Some(u) = reply.get_mut(0).and_then(Value::as_object_mut) {
+        let what = u.remove("obj_what_changed");
+        u.insert("cluster_template".into(), ct);
+        let mut what = match what {
+            Some(Value::Array(w)) => w,
+            _ => Vec::new(),
+        };
+        if changed {
+            what.push(json!("cluster_template"));
+        }
+        u.insert("obj_what_changed".into(), Value::Array(what));
+    }
+}
+
 /// The field primitives of an object loaded from the database.
 fn data_of<T: VersionedObject>(row: T) -> Map<String, Value> {
     match codec::encode(&Obj::unchanged(row)) {
@@ -258,17 +275,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         let ct = cluster_template::get_by_uuid(db, &scope, &ct_id)
                             .await
                             .map_err(db_err)?;
-                        let ct = codec::encode(&Obj::unchanged(ct));
-                        if let Some(u) = reply.get_mut(0).and_then(Value::as_object_mut) {
-                            let what = u.remove("obj_what_changed");
-                            u.insert("cluster_template".into(), ct);
-                            let mut what = match what {
-                                Some(Value::Array(w)) => w,
-                                _ => Vec::new(),
-                            };
-                            what.push(json!("cluster_template"));
-                            u.insert("obj_what_changed".into(), Value::Array(what));
-                        }
+                        put_nested(&mut reply, codec::encode(&Obj::unchanged(ct)), true);
                     }
                     return Ok(reply);
                 }
@@ -279,18 +286,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
             // version it came with; changed while it has changes of its own)
             if let Some(n) = nested {
                 let (ct, changed) = reserialize::<ClusterTemplate>(n)?;
-                if let Some(u) = reply.get_mut(0).and_then(Value::as_object_mut) {
-                    let what = u.remove("obj_what_changed");
-                    u.insert("cluster_template".into(), ct);
-                    let mut what = match what {
-                        Some(Value::Array(w)) => w,
-                        _ => Vec::new(),
-                    };
-                    if changed {
-                        what.push(json!("cluster_template"));
-                    }
-                    u.insert("obj_what_changed".into(), Value::Array(what));
-                }
+                put_nested(&mut reply, ct, changed);
             }
             Ok(reply)
         }
