@@ -30,8 +30,13 @@ use std::collections::BTreeSet;
 
 type Out = Result<Value, RemoteFailure>;
 
-fn db_err(e: DbError) -> RemoteFailure {
-    RemoteFailure::from(MagnumError::from(e))
+/// A DB error as the conductor's reply carries it: Magnum's exception class, except the
+/// sort direction that oslo.db refuses with a builtin `ValueError`.
+pub(crate) fn db_err(e: DbError) -> RemoteFailure {
+    match e {
+        DbError::InvalidSortDir(_) => RemoteFailure::builtin("ValueError", e.to_string()),
+        e => RemoteFailure::from(MagnumError::from(e)),
+    }
 }
 
 /// A decoding failure as OVO raises it (`ValueError` is a builtin, the others live in
@@ -559,10 +564,12 @@ fn target_ok(target: &str, local: &str) -> bool {
 pub(crate) struct CallArgs<'a> {
     pos: &'a [Value],
     kwargs: Option<&'a Map<String, Value>>,
+    /// `Cls.method`, for Python's TypeError text.
+    qualname: String,
 }
 
 impl<'a> CallArgs<'a> {
-    pub(crate) fn new(args: &'a Args) -> Self {
+    pub(crate) fn new(args: &'a Args, objname: &str, objmethod: &str) -> Self {
         static EMPTY: Vec<Value> = Vec::new();
         let pos = match args.get("args") {
             Some(Value::Array(a)) => a.as_slice(),
@@ -571,6 +578,7 @@ impl<'a> CallArgs<'a> {
         CallArgs {
             pos,
             kwargs: args.get("kwargs").and_then(Value::as_object),
+            qualname: format!("{objname}.{objmethod}"),
         }
     }
 
@@ -582,17 +590,32 @@ impl<'a> CallArgs<'a> {
     }
 
     /// A required argument (Python's TypeError when missing).
-    fn req(&self, i: usize, name: &str, method: &str) -> Result<Value, RemoteFailure> {
+    fn req(&self, i: usize, name: &str) -> Result<Value, RemoteFailure> {
         self.get(i, name).ok_or_else(|| {
             RemoteFailure::builtin(
                 "TypeError",
-                format!("{method}() missing 1 required positional argument: '{name}'"),
+                format!(
+                    "{}() missing 1 required positional argument: '{name}'",
+                    self.qualname
+                ),
             )
         })
     }
 
-    fn text(&self, i: usize, name: &str, method: &str) -> Result<String, RemoteFailure> {
-        Ok(py_str(&self.req(i, name, method)?))
+    pub(crate) fn text(&self, i: usize, name: &str) -> Result<String, RemoteFailure> {
+        Ok(py_str(&self.req(i, name)?))
+    }
+
+    /// An integer id; a value that is not one matches no row (the DB compares it with the
+    /// integer column), so the object's NotFound, built by `not_found` from its text.
+    fn id(
+        &self,
+        i: usize,
+        name: &str,
+        not_found: impl Fn(String) -> DbError,
+    ) -> Result<i64, RemoteFailure> {
+        let v = self.req(i, name)?;
+        int_arg(&v, name).map_err(|_| db_err(not_found(py_str(&v))))
     }
 }
 
@@ -839,13 +862,13 @@ pub(crate) async fn class_action(
     if !CLASS_METHODS.contains(&(objname, objmethod)) {
         return None;
     }
-    let a = CallArgs::new(args);
+    let a = CallArgs::new(args, objname, objmethod);
     let scope = Scope::from(ctx);
     let m = objmethod;
     let r: Out = async {
         match (objname, objmethod) {
             ("Cluster", "get_by_id") => {
-                let id = int_arg(&a.req(0, "cluster_id", m)?, "cluster_id")?;
+                let id = a.id(0, "cluster_id", DbError::ClusterNotFound)?;
                 let c = cluster::get_by_id(db, &scope, id).await.map_err(db_err)?;
                 Ok(single(Obj::unchanged(c), requested))
             }
@@ -871,34 +894,34 @@ pub(crate) async fn class_action(
                 Ok(json!([st.clusters, st.nodes]))
             }
             ("ClusterTemplate", "get_by_id") => {
-                let id = int_arg(&a.req(0, "cluster_template_id", m)?, "id")?;
+                let id = a.id(0, "cluster_template_id", DbError::ClusterTemplateNotFound)?;
                 let t = cluster_template::get_by_id(db, &scope, id)
                     .await
                     .map_err(db_err)?;
                 Ok(single(Obj::unchanged(t), requested))
             }
             ("NodeGroup", "get_by_id" | "get_by_uuid" | "get_by_name") => {
-                let cid = a.text(0, "cluster", m)?;
+                let cid = a.text(0, "cluster")?;
                 let r = match m {
                     "get_by_id" => {
-                        let id = int_arg(&a.req(1, "id_", m)?, "id")?;
+                        let id = a.id(1, "id_", DbError::NodeGroupNotFound)?;
                         nodegroup::get_by_id(db, &scope, &cid, id).await
                     }
                     "get_by_uuid" => {
-                        nodegroup::get_by_uuid(db, &scope, &cid, &a.text(1, "uuid", m)?).await
+                        nodegroup::get_by_uuid(db, &scope, &cid, &a.text(1, "uuid")?).await
                     }
-                    _ => nodegroup::get_by_name(db, &scope, &cid, &a.text(1, "name", m)?).await,
+                    _ => nodegroup::get_by_name(db, &scope, &cid, &a.text(1, "name")?).await,
                 };
                 Ok(single(Obj::unchanged(r.map_err(db_err)?), requested))
             }
             ("NodeGroup", "get_count_all") => {
-                let cid = a.text(0, "cluster_id", m)?;
+                let cid = a.text(0, "cluster_id")?;
                 Ok(json!(nodegroup::count(db, &scope, &cid)
                     .await
                     .map_err(db_err)?))
             }
             ("NodeGroup", "list") => {
-                let cid = a.text(0, "cluster_id", m)?;
+                let cid = a.text(0, "cluster_id")?;
                 let p = paging::<NodeGroup>(&a, 1)?;
                 let f = nodegroup_filters(a.get(5, "filters"))?;
                 Ok(list_value(
@@ -908,9 +931,9 @@ pub(crate) async fn class_action(
                 ))
             }
             ("NodeGroup", "update_nodegroup") => {
-                let cid = a.text(0, "cluster_id", m)?;
-                let ngid = a.text(1, "nodegroup_id", m)?;
-                let values = match a.req(2, "values", m)? {
+                let cid = a.text(0, "cluster_id")?;
+                let ngid = a.text(1, "nodegroup_id")?;
+                let values = match a.req(2, "values")? {
                     Value::Object(v) => v,
                     _ => return Err(RemoteFailure::builtin("TypeError", "values must be a dict")),
                 };
@@ -925,8 +948,8 @@ pub(crate) async fn class_action(
                 Ok(single(Obj::unchanged(row), requested))
             }
             ("MagnumService", "get_by_host_and_binary") => {
-                let host = a.text(0, "host", m)?;
-                let binary = a.text(1, "binary", m)?;
+                let host = a.text(0, "host")?;
+                let binary = a.text(1, "binary")?;
                 match magnum_service::get_by_host_and_binary(db, &host, &binary)
                     .await
                     .map_err(db_err)?
@@ -944,15 +967,17 @@ pub(crate) async fn class_action(
                 ))
             }
             ("Quota", "get_quota_by_project_id_resource") => {
-                let p = a.text(0, "project_id", m)?;
-                let r = a.text(1, "resource", m)?;
+                let p = a.text(0, "project_id")?;
+                let r = a.text(1, "resource")?;
                 let q = quota::get_by_project_id_resource(db, &p, &r)
                     .await
                     .map_err(db_err)?;
                 Ok(single(Obj::unchanged(q), requested))
             }
             ("Quota", "get_by_id") => {
-                let id = int_arg(&a.req(0, "quota_id", m)?, "quota_id")?;
+                let id = a.id(0, "quota_id", |q| DbError::QuotaNotFound {
+                    msg: format!("quota id {q} ."),
+                })?;
                 let q = quota::get_by_id(db, id).await.map_err(db_err)?;
                 Ok(single(Obj::unchanged(q), requested))
             }
@@ -972,8 +997,8 @@ pub(crate) async fn class_action(
                 ))
             }
             ("Quota", "update_quota") => {
-                let p = a.text(0, "project_id", m)?;
-                let values = match a.req(1, "quota", m)? {
+                let p = a.text(0, "project_id")?;
+                let values = match a.req(1, "quota")? {
                     Value::Object(v) => v,
                     _ => return Err(RemoteFailure::builtin("TypeError", "quota must be a dict")),
                 };
@@ -986,12 +1011,12 @@ pub(crate) async fn class_action(
             }
             ("X509KeyPair", "get" | "get_by_id" | "get_by_uuid") => {
                 let r = match m {
-                    "get" => x509keypair::get(db, &scope, &a.text(0, "x509keypair_id", m)?).await,
+                    "get" => x509keypair::get(db, &scope, &a.text(0, "x509keypair_id")?).await,
                     "get_by_id" => {
-                        let id = int_arg(&a.req(0, "x509keypair_id", m)?, "id")?;
+                        let id = a.id(0, "x509keypair_id", DbError::X509KeyPairNotFound)?;
                         x509keypair::get_by_id(db, &scope, id).await
                     }
-                    _ => x509keypair::get_by_uuid(db, &scope, &a.text(0, "uuid", m)?).await,
+                    _ => x509keypair::get_by_uuid(db, &scope, &a.text(0, "uuid")?).await,
                 };
                 Ok(single(Obj::unchanged(r.map_err(db_err)?), requested))
             }
@@ -1006,15 +1031,13 @@ pub(crate) async fn class_action(
             }
             ("Federation", "get" | "get_by_id" | "get_by_uuid" | "get_by_name") => {
                 let r = match m {
-                    "get" => federation::get(db, &scope, &a.text(0, "federation_id", m)?).await,
+                    "get" => federation::get(db, &scope, &a.text(0, "federation_id")?).await,
                     "get_by_id" => {
-                        let id = int_arg(&a.req(0, "federation_id", m)?, "id")?;
+                        let id = a.id(0, "federation_id", DbError::FederationNotFound)?;
                         federation::get_by_id(db, &scope, id).await
                     }
-                    "get_by_uuid" => {
-                        federation::get_by_uuid(db, &scope, &a.text(0, "uuid", m)?).await
-                    }
-                    _ => federation::get_by_name(db, &scope, &a.text(0, "name", m)?).await,
+                    "get_by_uuid" => federation::get_by_uuid(db, &scope, &a.text(0, "uuid")?).await,
+                    _ => federation::get_by_name(db, &scope, &a.text(0, "name")?).await,
                 };
                 Ok(single(Obj::unchanged(r.map_err(db_err)?), requested))
             }

@@ -630,6 +630,35 @@ fn script() -> Steps {
     s.act(OWNER, unknown, "refresh");
     s.cls(OWNER, "BayModel", "get", "1.0", json!([CT1]), kw.clone());
 
+    // odd calls
+    s.cls(
+        OWNER,
+        "Cluster",
+        "list",
+        cv,
+        json!([]),
+        json!({"sort_key": "nope"}),
+    );
+    s.cls(
+        OWNER,
+        "Cluster",
+        "list",
+        cv,
+        json!([]),
+        json!({"sort_dir": "sideways"}),
+    );
+    s.cls(
+        OWNER,
+        "ClusterTemplate",
+        "list",
+        ctv,
+        json!([]),
+        json!({"sort_key": "name", "sort_dir": "desc"}),
+    );
+    s.cls(OWNER, "Cluster", "get_by_uuid", cv, json!([]), kw.clone());
+    s.cls(OWNER, "Quota", "get_by_id", "1.0", json!(["x"]), kw.clone());
+    s.cls(OWNER, "NodeGroup", "get", nv, json!([CL1, "7"]), kw.clone());
+
     // teardown: referenced template, cluster, template
     s.act(OWNER, held.clone(), "destroy");
     s.act(OWNER, cl_held.clone(), "destroy");
