@@ -3,7 +3,8 @@
 //! conductor handler (`tests/python/magnum_indirection_ref.py`, from the test venv) and through
 //! OpenKeel's `ConductorDispatcher`, each on its own fresh MariaDB database migrated by
 //! OpenKeel; every reply (result or failure class / module / message) must be the same, with
-//! only the wall-clock timestamps masked.
+//! only the wall-clock timestamps masked, except the two deliberate differences recorded in
+//! docs/differences.md (checked for what OpenKeel answers instead).
 
 mod common;
 
@@ -659,6 +660,49 @@ fn script() -> Steps {
     s.cls(OWNER, "Quota", "get_by_id", "1.0", json!(["x"]), kw.clone());
     s.cls(OWNER, "NodeGroup", "get", nv, json!([CL1, "7"]), kw.clone());
 
+    s.cls(OWNER, "Certificate", "get", "1.2", json!([]), kw.clone());
+    s.cls(
+        OWNER,
+        "Stats",
+        "get_cluster_stats",
+        "1.0",
+        json!([null]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "Federation",
+        "get",
+        "1.0",
+        json!(["bad"]),
+        kw.clone(),
+    );
+    s.cls(ADMIN, "X509KeyPair", "list", "1.2", json!([]), kw.clone());
+    s.cls(
+        ADMIN_ALL,
+        "Cluster",
+        "list",
+        cv,
+        json!([]),
+        json!({"sort_key": "name"}),
+    );
+    s.cls(
+        OWNER,
+        "NodeGroup",
+        "update_nodegroup",
+        nv,
+        json!([CL1, NG_W, {"name": "default-master"}]),
+        kw.clone(),
+    );
+    s.cls(
+        OWNER,
+        "NodeGroup",
+        "update_nodegroup",
+        nv,
+        json!([CL1, "missing", {"node_count": 1}]),
+        kw.clone(),
+    );
+
     // teardown: referenced template, cluster, template
     s.act(OWNER, held.clone(), "destroy");
     s.act(OWNER, cl_held.clone(), "destroy");
@@ -795,6 +839,17 @@ async fn indirection_replies_match_magnum_conductor() {
             known += 1;
             continue;
         }
+        // deliberate difference (docs/differences.md): renaming a nodegroup onto a name its
+        // cluster already has is NodeGroupAlreadyExists (409), not oslo.db's raw
+        // DBDuplicateEntry (a 500 at the API)
+        if want["failure"]["class"] == "DBDuplicateEntry" && a["objmethod"] == "update_nodegroup" {
+            assert_eq!(
+                got["failure"]["class"], "NodeGroupAlreadyExists",
+                "step {i}: {got}"
+            );
+            known += 1;
+            continue;
+        }
         let (mut got, mut want) = (got, want);
         mask(&mut got);
         mask(&mut want);
@@ -805,7 +860,7 @@ async fn indirection_replies_match_magnum_conductor() {
             ));
         }
     }
-    assert_eq!(known, 1, "the known difference was not exercised");
+    assert_eq!(known, 2, "the known differences were not both exercised");
     assert!(
         diffs.is_empty(),
         "{} of {} replies differ:\n{}",
