@@ -496,7 +496,38 @@ pub(crate) fn backport(args: &Args) -> Out {
         .unwrap_or("")
         .to_string();
     match name.as_str() {
-        "Cluster" => backport_as::<Cluster>(&prim, args),
+        "Cluster" => {
+            let mut out = backport_as::<Cluster>(&prim, args)?;
+            // the nested template goes to its manifest version (ObjectField child)
+            if let Some(n) = prim
+                .get("magnum_object.data")
+                .and_then(|d| d.get("cluster_template"))
+            {
+                let (mut ct, _) = reserialize::<ClusterTemplate>(n)?;
+                if let Some(v) = args
+                    .get("object_versions")
+                    .and_then(|v| v.get(ClusterTemplate::NAME))
+                    .and_then(Value::as_str)
+                {
+                    if !target_ok(v, ClusterTemplate::VERSION) {
+                        let mut f = RemoteFailure::builtin(
+                            "InvalidTargetVersion",
+                            format!("Invalid target version {v}"),
+                        );
+                        f.module = "oslo_versionedobjects.exception".into();
+                        return Err(f);
+                    }
+                    ct["magnum_object.version"] = json!(v);
+                }
+                if let Some(d) = out
+                    .get_mut("magnum_object.data")
+                    .and_then(Value::as_object_mut)
+                {
+                    d.insert("cluster_template".into(), ct);
+                }
+            }
+            Ok(out)
+        }
         "ClusterTemplate" => backport_as::<ClusterTemplate>(&prim, args),
         "NodeGroup" => backport_as::<NodeGroup>(&prim, args),
         "X509KeyPair" => backport_as::<X509KeyPair>(&prim, args),

@@ -703,6 +703,17 @@ fn script() -> Steps {
         kw.clone(),
     );
 
+    for manifest in [
+        json!({"Cluster": "1.23", "ClusterTemplate": "1.20"}),
+        json!({"Cluster": "1.24"}),
+    ] {
+        s.0.push((
+            OWNER,
+            "object_backport_versions",
+            json!({"objinst": cl_nested, "object_versions": manifest}),
+        ));
+    }
+
     // teardown: referenced template, cluster, template
     s.act(OWNER, held.clone(), "destroy");
     s.act(OWNER, cl_held.clone(), "destroy");
