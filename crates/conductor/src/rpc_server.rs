@@ -4,18 +4,16 @@
 //!
 //! * the 12 business methods go to the handlers (`openkeel_rpc::remote::serve`);
 //! * `ping_conductor` answers `true`; the federation methods raise `NotImplementedError`;
-//! * object indirection (§11): with a database ([`ConductorDispatcher::with_database`]),
-//!   `object_class_action_versions` serves the read paths magnum-api uses most
-//!   (Cluster / ClusterTemplate `get`, `get_by_uuid`, `get_by_name`, `list` (Cluster: no
-//!   filters); NodeGroup `get`, `list` (filters `is_default`, `role`, `name`);
-//!   MagnumService `list`; Stats `get_cluster_stats`); every other indirection call answers
-//!   a failure (`NotImplementedError` naming the object method), never a fake success;
+//! * object indirection (§11), with a database ([`ConductorDispatcher::with_database`]):
+//!   `object_class_action_versions` for every remotable classmethod (the most used read paths
+//!   here, the rest in `crate::indirection`), `object_action` and
+//!   `object_backport_versions` (`crate::indirection`); without a database they answer
+//!   `NotImplementedError` naming the object method, never a fake success;
 //! * anything else is oslo.messaging's `NoSuchMethod`.
 
 use crate::indirection::{self, list_value, paging, single, CallArgs};
 use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
-use openkeel_core::error::MagnumError;
 use openkeel_core::objects::Stats;
 use openkeel_db::{cluster, cluster_template, nodegroup, ClusterTemplateFilters, Database, Scope};
 use openkeel_rpc::codec::{self, VersionedObject};
@@ -60,49 +58,50 @@ impl ConductorDispatcher {
         if let Some(f) = class_lookup(objname, requested.as_deref()) {
             return Some(Err(f));
         }
-        let a = CallArgs::new(args);
+        let a = CallArgs::new(args, objname, objmethod);
         let scope = Scope::from(ctx);
-        let s = |v: Option<Value>| -> String {
-            match v {
-                Some(Value::String(s)) => s,
-                Some(Value::Null) | None => String::new(),
-                Some(v) => v.to_string(),
-            }
-        };
-        let out: Result<Value, MagnumError> = match (objname, objmethod) {
+        let out: Result<Value, RemoteFailure> = match (objname, objmethod) {
             ("Cluster", m @ ("get" | "get_by_uuid" | "get_by_name")) => {
-                let id = s(a.get(0, if m == "get" { "cluster_id" } else { &m[7..] }));
+                let id = match a.text(0, if m == "get" { "cluster_id" } else { &m[7..] }) {
+                    Ok(id) => id,
+                    Err(f) => return Some(Err(f)),
+                };
                 let r = match m {
                     "get" => cluster::get(db, &scope, &id).await,
                     "get_by_uuid" => cluster::get_by_uuid(db, &scope, &id).await,
                     _ => cluster::get_by_name(db, &scope, &id).await,
                 };
-                r.map_err(MagnumError::from)
+                r.map_err(indirection::db_err)
                     .map(|c| single(Obj::unchanged(c), requested.as_deref()))
             }
             ("ClusterTemplate", m @ ("get" | "get_by_uuid" | "get_by_name")) => {
-                let id = s(a.get(
+                let id = match a.text(
                     0,
                     if m == "get" {
                         "cluster_template_id"
                     } else {
                         &m[7..]
                     },
-                ));
+                ) {
+                    Ok(id) => id,
+                    Err(f) => return Some(Err(f)),
+                };
                 let r = match m {
                     "get" => cluster_template::get(db, &scope, &id).await,
                     "get_by_uuid" => cluster_template::get_by_uuid(db, &scope, &id).await,
                     _ => cluster_template::get_by_name(db, &scope, &id).await,
                 };
-                r.map_err(MagnumError::from)
+                r.map_err(indirection::db_err)
                     .map(|c| single(Obj::unchanged(c), requested.as_deref()))
             }
             ("NodeGroup", "get") => {
-                let cid = s(a.get(0, "cluster_id"));
-                let ngid = s(a.get(1, "nodegroup_id"));
+                let (cid, ngid) = match (a.text(0, "cluster_id"), a.text(1, "nodegroup_id")) {
+                    (Ok(c), Ok(n)) => (c, n),
+                    (Err(f), _) | (_, Err(f)) => return Some(Err(f)),
+                };
                 nodegroup::get(db, &scope, &cid, &ngid)
                     .await
-                    .map_err(MagnumError::from)
+                    .map_err(indirection::db_err)
                     .map(|n| single(Obj::unchanged(n), requested.as_deref()))
             }
             ("ClusterTemplate", "list") => {
@@ -112,7 +111,7 @@ impl ConductorDispatcher {
                 };
                 cluster_template::list(db, &scope, &ClusterTemplateFilters::default(), &p.page())
                     .await
-                    .map_err(MagnumError::from)
+                    .map_err(indirection::db_err)
                     .map(list_value)
             }
             ("Stats", "get_cluster_stats") => {
@@ -120,7 +119,7 @@ impl ConductorDispatcher {
                 let project = project.as_ref().and_then(Value::as_str);
                 cluster::stats(db, project)
                     .await
-                    .map_err(MagnumError::from)
+                    .map_err(indirection::db_err)
                     .map(|st: Stats| {
                         single(Obj::new(st, ["clusters", "nodes"]), requested.as_deref())
                     })
@@ -142,7 +141,7 @@ impl ConductorDispatcher {
                 };
             }
         };
-        Some(out.map_err(RemoteFailure::from))
+        Some(out)
     }
 }
 
