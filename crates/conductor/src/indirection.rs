@@ -8,6 +8,9 @@
 //! every field that is set afterwards, its primitive when it was unset before or changed, plus
 //! `obj_what_changed` (the object's changed-field set after the method).
 
+// RemoteFailure is the failure reply as oslo.messaging carries it; these are cold paths.
+#![allow(clippy::result_large_err)]
+
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
 use openkeel_core::objects::{
@@ -19,7 +22,7 @@ use openkeel_db::{
     ClusterFilters, Database, DbError, FederationFilters, NodeGroupFilters, Page, QuotaFilters,
     Scope, X509KeyPairFilters,
 };
-use openkeel_rpc::codec::{self, CodecError, VersionedObject};
+use openkeel_rpc::codec::{self, CodecError, Kind, VersionedObject};
 use openkeel_rpc::transport::{Args, RemoteFailure};
 use openkeel_rpc::Obj;
 use serde_json::{json, Map, Value};
@@ -42,6 +45,15 @@ pub(crate) fn codec_failure(e: CodecError) -> RemoteFailure {
     f
 }
 
+/// `getattr(objinst, method)` on an instance.
+fn no_instance_method(objname: &str, method: &str) -> RemoteFailure {
+    RemoteFailure::builtin(
+        "AttributeError",
+        format!("'{objname}' object has no attribute '{method}'"),
+    )
+}
+
+/// `getattr(cls, method)` on a class.
 pub(crate) fn attribute_error(objname: &str, method: &str) -> RemoteFailure {
     RemoteFailure::builtin(
         "AttributeError",
@@ -125,10 +137,23 @@ impl<T: VersionedObject + Clone> Inst<T> {
     }
 
     /// After `create`: every field loaded from the new row (`_from_db_object`), changes reset.
+    ///
+    /// Magnum's `create_*` returns the SQLAlchemy instance it inserted, not a re-read row: a
+    /// JSON-encoded column (`labels`, `node_addresses`, ...) left unset or None is stored as
+    /// `{}` / `[]` (`JsonEncodedType.process_bind_param`) but the object still reads None.
     fn created(&self, row: T) -> Value {
         let mut after = self.before.clone();
         for (k, v) in data_of(row) {
             after.insert(k, v);
+        }
+        for f in T::fields() {
+            let json_column = matches!(
+                f.kind,
+                Kind::DictOfStrings | Kind::ListOfStrings | Kind::ListOfDicts
+            );
+            if json_column && self.before.get(f.name).is_none_or(Value::is_null) {
+                after.insert(f.name.to_string(), Value::Null);
+            }
         }
         self.reply(&after, &BTreeSet::new())
     }
@@ -148,6 +173,34 @@ impl<T: VersionedObject + Clone> Inst<T> {
         }
         self.reply(&after, &changed)
     }
+}
+
+/// A nested object primitive as OVO re-serializes it (its incoming version, its set fields,
+/// its changes), and whether it has changes.
+fn reserialize<T: VersionedObject + Clone>(prim: &Value) -> Result<(Value, bool), RemoteFailure> {
+    let i = Inst::<T>::decode(prim)?;
+    let version = prim
+        .get("magnum_object.version")
+        .and_then(Value::as_str)
+        .unwrap_or(T::VERSION)
+        .to_string();
+    let mut out = Map::new();
+    out.insert("magnum_object.name".into(), T::NAME.into());
+    out.insert("magnum_object.namespace".into(), codec::NAMESPACE.into());
+    out.insert("magnum_object.version".into(), version.into());
+    let changes: Vec<Value> = i
+        .obj
+        .changes
+        .iter()
+        .filter(|c| i.before.contains_key(c.as_str()))
+        .map(|c| Value::String(c.clone()))
+        .collect();
+    let changed = !changes.is_empty();
+    out.insert("magnum_object.data".into(), Value::Object(i.before));
+    if changed {
+        out.insert("magnum_object.changes".into(), Value::Array(changes));
+    }
+    Ok((Value::Object(out), changed))
 }
 
 /// The field primitives of an object loaded from the database.
@@ -174,7 +227,10 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
     match objname.as_str() {
         "Cluster" => {
             let i = Inst::<Cluster>::decode(&prim)?;
-            match method {
+            let nested = prim
+                .get("magnum_object.data")
+                .and_then(|d| d.get("cluster_template"));
+            let mut reply = match method {
                 "create" => Ok(i.created(cluster::create(db, &i.obj.data).await.map_err(db_err)?)),
                 "destroy" => {
                     cluster::destroy(db, &i.need("uuid")?)
@@ -193,10 +249,50 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                     let row = cluster::get_by_uuid(db, &scope, &i.need("uuid")?)
                         .await
                         .map_err(db_err)?;
-                    Ok(i.refreshed(row))
+                    let ct_id = row.cluster_template_id.clone().unwrap_or_default();
+                    let mut reply = i.refreshed(row);
+                    if nested.is_some() {
+                        // `self.cluster_template != current.cluster_template`: the current
+                        // object lazy-loads its template (ClusterTemplate.get_by_uuid), and
+                        // OVO objects compare by identity, so it is always assigned
+                        let ct = cluster_template::get_by_uuid(db, &scope, &ct_id)
+                            .await
+                            .map_err(db_err)?;
+                        let ct = codec::encode(&Obj::unchanged(ct));
+                        if let Some(u) = reply.get_mut(0).and_then(Value::as_object_mut) {
+                            let what = u.remove("obj_what_changed");
+                            u.insert("cluster_template".into(), ct);
+                            let mut what = match what {
+                                Some(Value::Array(w)) => w,
+                                _ => Vec::new(),
+                            };
+                            what.push(json!("cluster_template"));
+                            u.insert("obj_what_changed".into(), Value::Array(what));
+                        }
+                    }
+                    return Ok(reply);
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
+            }?;
+            // obj_clone() deep-copies the nested template, and OVO objects compare by
+            // identity: a set `cluster_template` is always reported (re-serialized at the
+            // version it came with; changed while it has changes of its own)
+            if let Some(n) = nested {
+                let (ct, changed) = reserialize::<ClusterTemplate>(n)?;
+                if let Some(u) = reply.get_mut(0).and_then(Value::as_object_mut) {
+                    let what = u.remove("obj_what_changed");
+                    u.insert("cluster_template".into(), ct);
+                    let mut what = match what {
+                        Some(Value::Array(w)) => w,
+                        _ => Vec::new(),
+                    };
+                    if changed {
+                        what.push(json!("cluster_template"));
+                    }
+                    u.insert("obj_what_changed".into(), Value::Array(what));
+                }
             }
+            Ok(reply)
         }
         "ClusterTemplate" => {
             let i = Inst::<ClusterTemplate>::decode(&prim)?;
@@ -225,7 +321,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "NodeGroup" => {
@@ -254,7 +350,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "X509KeyPair" => {
@@ -264,9 +360,15 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                     Ok(i.created(x509keypair::create(db, &i.obj.data).await.map_err(db_err)?))
                 }
                 "destroy" => {
-                    x509keypair::destroy(db, &i.need("uuid")?)
-                        .await
-                        .map_err(db_err)?;
+                    // destroy_x509keypair raises X509KeyPairNotFound(<uuid>) positionally:
+                    // the message is the bare uuid
+                    let uuid = i.need("uuid")?;
+                    x509keypair::destroy(db, &uuid).await.map_err(|e| match e {
+                        DbError::X509KeyPairNotFound(_) => {
+                            RemoteFailure::from(MagnumError::with_message(e.kind(), uuid.clone()))
+                        }
+                        e => db_err(e),
+                    })?;
                     Ok(i.reset())
                 }
                 "save" => {
@@ -282,7 +384,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "Federation" => {
@@ -310,7 +412,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.refreshed(row))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "MagnumService" => {
@@ -355,7 +457,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                     after.insert("report_count".into(), json!(svc.report_count));
                     Ok(i.reply(&after, &BTreeSet::new()))
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         "Quota" => {
@@ -368,7 +470,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
                         .map_err(db_err)?;
                     Ok(i.reset())
                 }
-                m => Err(attribute_error(&objname, m)),
+                m => Err(no_instance_method(&objname, m)),
             }
         }
         _ => {
@@ -376,7 +478,7 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
             let p: Result<Obj<Cluster>, _> = codec::decode(&prim);
             match p {
                 Err(e) => Err(codec_failure(e)),
-                Ok(_) => Err(attribute_error(&objname, method)),
+                Ok(_) => Err(no_instance_method(&objname, method)),
             }
         }
     }
@@ -921,10 +1023,12 @@ pub(crate) async fn class_action(
                 Ok(single(Obj::unchanged(r.map_err(db_err)?), requested))
             }
             ("Federation", "get_count_all") => {
-                let f = federation_filters(a.get(0, "filters"))?;
-                Ok(json!(federation::count(db, &scope, &f)
-                    .await
-                    .map_err(db_err)?))
+                // Magnum's classmethod calls dbapi.get_federation_count_all, which does not
+                // exist: it always fails with this AttributeError. Reproduced as is.
+                Err(RemoteFailure::builtin(
+                    "AttributeError",
+                    "'Connection' object has no attribute 'get_federation_count_all'",
+                ))
             }
             ("Federation", "list") => {
                 let p = paging::<Federation>(&a, 0)?;

@@ -4,12 +4,11 @@
 //!
 //! * the 12 business methods go to the handlers (`openkeel_rpc::remote::serve`);
 //! * `ping_conductor` answers `true`; the federation methods raise `NotImplementedError`;
-//! * object indirection (§11): with a database ([`ConductorDispatcher::with_database`]),
-//!   `object_class_action_versions` serves the read paths magnum-api uses most
-//!   (Cluster / ClusterTemplate `get`, `get_by_uuid`, `get_by_name`, `list` (Cluster: no
-//!   filters); NodeGroup `get`, `list` (filters `is_default`, `role`, `name`);
-//!   MagnumService `list`; Stats `get_cluster_stats`); every other indirection call answers
-//!   a failure (`NotImplementedError` naming the object method), never a fake success;
+//! * object indirection (§11), with a database ([`ConductorDispatcher::with_database`]):
+//!   `object_class_action_versions` for every remotable classmethod (the most used read paths
+//!   here, the rest in `crate::indirection`), `object_action` and
+//!   `object_backport_versions` (`crate::indirection`); without a database they answer
+//!   `NotImplementedError` naming the object method, never a fake success;
 //! * anything else is oslo.messaging's `NoSuchMethod`.
 
 use crate::indirection::{self, list_value, paging, single, CallArgs};
@@ -127,18 +126,19 @@ impl ConductorDispatcher {
             }
             _ => {
                 // getattr(cls, objmethod) fails for a method the class does not have
-                return Some(
-                    indirection::class_action(
-                        db,
-                        ctx,
-                        objname,
-                        objmethod,
-                        args,
-                        requested.as_deref(),
-                    )
-                    .await
-                    .unwrap_or_else(|| Err(indirection::attribute_error(objname, objmethod))),
-                );
+                let served = indirection::class_action(
+                    db,
+                    ctx,
+                    objname,
+                    objmethod,
+                    args,
+                    requested.as_deref(),
+                )
+                .await;
+                return match served {
+                    Some(r) => Some(r),
+                    None => Some(Err(indirection::attribute_error(objname, objmethod))),
+                };
             }
         };
         Some(out.map_err(RemoteFailure::from))

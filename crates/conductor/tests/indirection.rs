@@ -1039,8 +1039,9 @@ async fn x509keypair_and_federation_methods() {
             kw.clone(),
         )
         .await
-        .unwrap();
-        assert_eq!(r, json!(1));
+        .unwrap_err();
+        // Magnum's Federation.get_count_all calls a DB method that does not exist
+        assert_eq!(r.class, "AttributeError");
         let r = class(
             &d,
             &ctx(),
