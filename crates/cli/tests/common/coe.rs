@@ -7,6 +7,11 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// How long a status may take to arrive. Generous: a passing flow never waits for it, and on
+/// a loaded 2-core machine several Python services (magnum-conductor syncs only every 10 s,
+/// magnum-api serves one request at a time) can run side by side.
+const WAIT: Duration = Duration::from_secs(180);
+
 pub struct Cli {
     pub openstack: PathBuf,
     pub endpoint: String,
@@ -96,7 +101,7 @@ impl Cli {
 
     /// Poll `cluster show` until `status` is reached (or a FAILED status, which fails the test).
     pub async fn wait_status(&self, cluster: &str, want: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + WAIT;
         loop {
             let v = self.json(&["cluster", "show", cluster]).await;
             let status = v["status"].as_str().unwrap_or_default().to_string();
@@ -116,7 +121,7 @@ impl Cli {
     }
 
     pub async fn wait_gone(&self, cluster: &str) {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + WAIT;
         loop {
             let out = self.run(&["cluster", "show", cluster]).await;
             if !out.status.success() {
@@ -261,7 +266,7 @@ pub async fn coe_flow_expecting(cli: &Cli, db: &openkeel_db::Database, expect: E
         "gpu",
     ])
     .await;
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + WAIT;
     loop {
         let ng = cli.json(&["nodegroup", "show", "c1", "ng1"]).await;
         if ng["status"] == "CREATE_COMPLETE" {
@@ -281,7 +286,7 @@ pub async fn coe_flow_expecting(cli: &Cli, db: &openkeel_db::Database, expect: E
         "max_node_count=5",
     ])
     .await;
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + WAIT;
     loop {
         let ng = cli.json(&["nodegroup", "show", "c1", "ng1"]).await;
         if ng["status"] == "UPDATE_COMPLETE" {
@@ -292,7 +297,7 @@ pub async fn coe_flow_expecting(cli: &Cli, db: &openkeel_db::Database, expect: E
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     cli.ok(&["nodegroup", "delete", "c1", "ng1"]).await;
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + WAIT;
     loop {
         let ngs = cli.json(&["nodegroup", "list", "c1"]).await;
         if ngs.as_array().map(Vec::len) == Some(2) {
