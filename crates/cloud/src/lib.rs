@@ -20,6 +20,7 @@
 //! integrator fills them from the configuration. Tokens and passwords are never logged.
 
 mod auth;
+pub mod barbican;
 pub mod catalog;
 mod http;
 pub mod keystone;
@@ -27,6 +28,7 @@ pub mod settings;
 pub mod simulated;
 pub mod validate;
 
+pub use barbican::BarbicanClient;
 pub use keystone::KeystoneCloud;
 pub use settings::{ClientSettings, CloudSettings, KeystoneAuthSettings};
 pub use simulated::SimulatedCloud;
