@@ -189,7 +189,12 @@ ok_barbican_stop() {
 case "${1:-start}" in
     start)
         mkdir -p "$OK_HOME" "$OK_PIDS" "$OK_LOGS"
+        # its own lock (not $OK_HOME/lock, which a tests/run.sh holds while it sets up)
+        mkdir -p "$OK_BDIR"
+        exec {block}>"$OK_BDIR/lock"
+        flock -w 300 "$block" || ok_die "could not lock $OK_BDIR/lock within 300s"
         ok_sub ok_barbican_start
+        flock -u "$block"
         case $OK_SUB_RC in 0 | 10) ;; *) exit "$OK_SUB_RC" ;; esac
         printf 'export OPENKEEL_TEST_BARBICAN_URL=%q\n' "$OK_BURL"
         exit "$OK_SUB_RC"

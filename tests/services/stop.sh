@@ -29,9 +29,10 @@ if [ -n "$others" ] && [ "$force" != 1 ]; then
 fi
 ok_rabbit_stop
 ok_mysql_stop
+"$OK_SERVICES_DIR/barbican.sh" stop
 if [ "$purge" = 1 ]; then
     ok_log "purging service data under $OK_HOME (the venv is kept)"
-    rm -rf "$OK_MDIR" "$OK_RDIR" "$OK_LOGS"
+    rm -rf "$OK_MDIR" "$OK_RDIR" "$OK_LOGS" "$OK_HOME/barbican/barbican.sqlite"
 fi
 ok_unlock
 ok_log "services of $OK_HOME stopped"
