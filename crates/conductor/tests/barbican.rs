@@ -308,3 +308,126 @@ async fn unknown_refs() {
     assert_eq!(rig.get(&path_of(&r)).await.0, 404);
     let _ = ClusterStatus::CreateComplete;
 }
+
+/// Run Magnum 23.0.0's own barbican cert manager (`tests/python/magnum_barbican_cert.py`,
+/// the test venv's `magnum`) against the same Barbican and stand-in Keystone.
+fn magnum(conf: &std::path::Path, args: &[&str]) -> Value {
+    let python = openkeel_tests::venv_bin("python").expect("the test venv");
+    let script = openkeel_tests::workspace_root().join("tests/python/magnum_barbican_cert.py");
+    // bounded: coreutils' timeout ends a hung client
+    let out = std::process::Command::new("timeout")
+        .arg("120")
+        .arg(python)
+        .arg(script)
+        .arg(conf)
+        .arg(SERVICE_PROJECT)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "magnum's barbican cert manager failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Stored-format compatibility both ways: a certificate Magnum's `barbican_cert_manager`
+/// stored is read (and deleted) by OpenKeel, and one OpenKeel stored is read by Magnum's
+/// code, which also decrypts its key with its passphrase.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn magnum_and_openkeel_read_each_others_certificates() {
+    let Some(rig) = rig().await else { return };
+    if openkeel_tests::venv().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("magnum.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[keystone_auth]\nauth_type = password\nauth_url = {}\nusername = magnum\n\
+             password = secret\nuser_domain_id = default\nproject_name = {SERVICE_PROJECT}\n\
+             project_domain_id = default\n\n[barbican_client]\nregion_name = RegionOne\n\
+             endpoint_type = internalURL\n",
+            rig._keystone.keystone_url()
+        ),
+    )
+    .unwrap();
+    let ctx = ctx();
+    let ca =
+        openkeel_certs::generate_ca_certificate("compat", "abcdefghijkl", &X509Section::default())
+            .unwrap();
+    let (cert_file, key_file) = (dir.path().join("ca.crt"), dir.path().join("ca.key"));
+    std::fs::write(&cert_file, &ca.certificate).unwrap();
+    std::fs::write(&key_file, &ca.private_key).unwrap();
+
+    // Magnum stores, OpenKeel reads and signs with it, then deletes it.
+    let conf2 = conf.clone();
+    let (c, k) = (cert_file.clone(), key_file.clone());
+    let stored = tokio::task::spawn_blocking(move || {
+        magnum(
+            &conf2,
+            &[
+                "store",
+                c.to_str().unwrap(),
+                k.to_str().unwrap(),
+                "abcdefghijkl",
+                "compat",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let r = stored["ref"].as_str().unwrap().to_string();
+    assert!(path_of(&r).starts_with("/v1/containers/"), "{r}");
+    let got = rig.manager.get_cert(&ctx, &r).await.unwrap();
+    // Barbican keeps a text/plain payload without its trailing newline, whoever stored it.
+    assert_eq!(got.certificate, ca.certificate.trim_end());
+    assert_eq!(got.private_key, ca.private_key.trim_end());
+    assert_eq!(got.private_key_passphrase.as_deref(), Some("abcdefghijkl"));
+    assert_eq!(got.intermediates, None);
+    got.signing_key()
+        .expect("the key decrypts with its passphrase");
+    let secrets: Vec<String> = rig.get(&path_of(&r)).await.1["secret_refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["secret_ref"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(secrets.len(), 3);
+    rig.manager.delete_cert(&ctx, &r).await.unwrap();
+    for x in secrets.iter().chain([&r]) {
+        assert_eq!(rig.get(&path_of(x)).await.0, 404, "{x}");
+    }
+
+    // OpenKeel stores, Magnum reads (and decrypts the key), then deletes it.
+    let r = rig
+        .manager
+        .store_cert_named(
+            &ctx,
+            &ca.certificate,
+            &ca.private_key,
+            Some("abcdefghijkl"),
+            "compat",
+        )
+        .await
+        .unwrap();
+    let (conf2, r2) = (conf.clone(), r.clone());
+    let read = tokio::task::spawn_blocking(move || magnum(&conf2, &["get", &r2]))
+        .await
+        .unwrap();
+    assert_eq!(read["certificate"], ca.certificate.trim_end());
+    assert_eq!(read["private_key"], ca.private_key.trim_end());
+    assert_eq!(read["private_key_passphrase"], "abcdefghijkl");
+    assert_eq!(read["intermediates"], Value::Null);
+    assert!(read["decrypted_private_key"]
+        .as_str()
+        .unwrap()
+        .starts_with("-----BEGIN PRIVATE KEY-----"));
+    let (conf2, r2) = (conf.clone(), r.clone());
+    tokio::task::spawn_blocking(move || magnum(&conf2, &["delete", &r2]))
+        .await
+        .unwrap();
+    assert_eq!(rig.get(&path_of(&r)).await.0, 404);
+}
