@@ -8,6 +8,7 @@ search path); barbican.sh sets HOME to the service's private directory.
 """
 import socketserver
 import sys
+import threading
 import uuid
 from wsgiref import simple_server
 
@@ -37,9 +38,27 @@ def _with_request_id(app):
     return wrapped
 
 
+def _serialized(app):
+    """One request at a time: Barbican on SQLite answers concurrent writes with
+    "database is locked" (HTTP 500); the tests' clients run in parallel."""
+    lock = threading.Lock()
+
+    def wrapped(environ, start_response):
+        with lock:
+            result = app(environ, start_response)
+            try:
+                return [b"".join(result)]
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+
+    return wrapped
+
+
 def main():
     paste_ini, port = sys.argv[1], int(sys.argv[2])
-    app = _with_request_id(deploy.loadapp("config:%s" % paste_ini))
+    app = _serialized(_with_request_id(deploy.loadapp("config:%s" % paste_ini)))
     httpd = simple_server.make_server("127.0.0.1", port, app, _Server, _Handler)
     sys.stderr.write("barbican-api listening on 127.0.0.1:%d\n" % port)
     sys.stderr.flush()
