@@ -72,9 +72,11 @@ async fn allinone_with_the_barbican_cert_manager() {
         addr,
         "POST",
         "/v1/clustertemplates",
-        Some(json!({"name": "k8s", "image_id": "ubuntu-jammy", "coe": "kubernetes",
+        Some(
+            json!({"name": "k8s", "image_id": "ubuntu-jammy", "coe": "kubernetes",
                     "external_network_id": "public", "flavor_id": "m1.small",
-                    "master_flavor_id": "m1.small"})),
+                    "master_flavor_id": "m1.small"}),
+        ),
     )
     .await;
     assert_eq!(s, 201, "{t}");
@@ -99,13 +101,10 @@ async fn allinone_with_the_barbican_cert_manager() {
     assert_eq!(status, "CREATE_COMPLETE");
 
     // The cluster row points at four Barbican containers.
-    let row = openkeel_db::cluster::get_by_uuid(
-        &srv.db,
-        &openkeel_db::Scope::admin_all_tenants(),
-        &uuid,
-    )
-    .await
-    .unwrap();
+    let row =
+        openkeel_db::cluster::get_by_uuid(&srv.db, &openkeel_db::Scope::admin_all_tenants(), &uuid)
+            .await
+            .unwrap();
     let refs: Vec<String> = [
         row.ca_cert_ref,
         row.magnum_cert_ref,
