@@ -104,6 +104,63 @@ async fn secrets(db: &openkeel_db::Database) -> Vec<String> {
     out
 }
 
+/// The payloads (passphrases whole, PEM bodies line by line) of the Barbican containers the
+/// cluster rows name, read as the service project.
+async fn barbican_secrets(barbican: SocketAddr, db: &openkeel_db::Database) -> Vec<String> {
+    let path = |r: &str| {
+        let rest = r.trim_start_matches("http://");
+        rest[rest.find('/').unwrap_or(0)..].to_string()
+    };
+    let get = |p: String, accept: &'static str| async move {
+        http(
+            barbican,
+            "GET",
+            &p,
+            &[("X-Project-Id", "service"), ("Accept", accept)],
+            None,
+        )
+        .await
+        .unwrap()
+        .text()
+    };
+    let clusters = openkeel_db::cluster::list(
+        db,
+        &openkeel_db::Scope::admin_all_tenants(),
+        &Default::default(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let mut out = Vec::new();
+    for c in clusters {
+        for r in [
+            c.ca_cert_ref,
+            c.magnum_cert_ref,
+            c.etcd_ca_cert_ref,
+            c.front_proxy_ca_cert_ref,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let container: Value =
+                serde_json::from_str(&get(path(&r), "application/json").await).unwrap();
+            for e in container["secret_refs"].as_array().unwrap() {
+                let payload = get(
+                    format!("{}/payload", path(e["secret_ref"].as_str().unwrap())),
+                    "text/plain",
+                )
+                .await;
+                match e["name"].as_str().unwrap() {
+                    "private_key_passphrase" => out.push(payload),
+                    "private_key" => out.extend(pem_lines(&payload)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_key_passphrase_or_csr_in_trace_logs() {
     let capture = Capture::default();
@@ -113,11 +170,68 @@ async fn no_key_passphrase_or_csr_in_trace_logs() {
         .with_ansi(false)
         .init();
 
+    // x509keypair (the all-in-one default), then barbican against the real Barbican.
+    let mut forbidden = flow("", None).await;
+    let mut with_barbican = false;
+    if let Some(url) = openkeel_tests::barbican_url() {
+        let keystone = openkeel_tests::standin::start(openkeel_tests::standin::StandInData {
+            key_manager_url: Some(url.clone()),
+            ..Default::default()
+        })
+        .await;
+        let conf = format!(
+            "[certificates]\ncert_manager_type = barbican\n[keystone_auth]\nauth_type = password\n\
+             auth_url = {}\nusername = magnum\npassword = secret\nuser_domain_id = default\n\
+             project_name = service\nproject_domain_id = default\n",
+            keystone.keystone_url()
+        );
+        let addr: SocketAddr = url.trim_start_matches("http://").parse().unwrap();
+        forbidden.extend(flow(&conf, Some(addr)).await);
+        with_barbican = true;
+    }
+
+    let log = String::from_utf8_lossy(&capture.0.lock().unwrap()).into_owned();
+    if with_barbican {
+        assert!(
+            log.contains("Storing certificate container in Barbican."),
+            "the barbican flow was logged"
+        );
+    }
+    assert!(
+        log.lines().count() > 100,
+        "TRACE output was captured ({} lines)",
+        log.lines().count()
+    );
+    assert!(log.contains("DEBUG"), "DEBUG lines were captured");
+    let leaks: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            l.contains("-----BEGIN")
+                || l.contains("PRIVATE KEY")
+                || forbidden.iter().any(|s| l.contains(s.as_str()))
+        })
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "{} log line(s) carry a PEM block, key, CSR or passphrase, e.g.:\n{}",
+        leaks.len(),
+        leaks
+            .iter()
+            .take(5)
+            .map(|l| l.chars().take(300).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Create, sign, a bad CSR, both rotations and delete on an all-in-one server with `extra`
+/// configuration; returns the strings that must never be logged.
+async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let conf = dir.path().join("test.conf");
     std::fs::write(
         &conf,
-        "[DEFAULT]\ndebug = true\n[openkeel]\nstatus_sync_interval = 1\n",
+        format!("[DEFAULT]\ndebug = true\n[openkeel]\nstatus_sync_interval = 1\n{extra}"),
     )
     .unwrap();
     let config = openkeel::allinone::load_config(dir.path(), &[conf], &[]).unwrap();
@@ -154,7 +268,13 @@ async fn no_key_passphrase_or_csr_in_trace_logs() {
     assert_eq!(s, 202, "{t}");
     let uuid = t["uuid"].as_str().unwrap().to_string();
     wait_status(addr, &uuid, "CREATE_COMPLETE").await;
-    let mut secret = secrets(&db).await;
+    let collect = |db: openkeel_db::Database| async move {
+        match barbican {
+            Some(b) => barbican_secrets(b, &db).await,
+            None => secrets(&db).await,
+        }
+    };
+    let mut secret = collect(db.clone()).await;
     assert!(
         secret.len() >= 8,
         "four certificates with keys and passphrases"
@@ -225,7 +345,7 @@ async fn no_key_passphrase_or_csr_in_trace_logs() {
     .await;
     assert_eq!(s, 202, "{r}");
     wait_status(addr, &uuid, "UPDATE_COMPLETE").await;
-    secret.extend(secrets(&db).await);
+    secret.extend(collect(db.clone()).await);
 
     let (s, _) = call(addr, "DELETE", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
     assert_eq!(s, 204);
@@ -237,35 +357,7 @@ async fn no_key_passphrase_or_csr_in_trace_logs() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     srv.stop().await.unwrap();
-
-    let log = String::from_utf8_lossy(&capture.0.lock().unwrap()).into_owned();
-    assert!(
-        log.lines().count() > 100,
-        "TRACE output was captured ({} lines)",
-        log.lines().count()
-    );
-    assert!(log.contains("DEBUG"), "DEBUG lines were captured");
-    let leaks: Vec<&str> = log
-        .lines()
-        .filter(|l| {
-            l.contains("-----BEGIN")
-                || l.contains("PRIVATE KEY")
-                || secret.iter().any(|s| l.contains(s.as_str()))
-                || pem_lines(&signed)
-                    .iter()
-                    .chain(pem_lines(ca["pem"].as_str().unwrap_or_default()).iter())
-                    .any(|s| l.contains(s.as_str()))
-        })
-        .collect();
-    assert!(
-        leaks.is_empty(),
-        "{} log line(s) carry a PEM block, key, CSR or passphrase, e.g.:\n{}",
-        leaks.len(),
-        leaks
-            .iter()
-            .take(5)
-            .map(|l| l.chars().take(300).collect::<String>())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    secret.extend(pem_lines(&signed));
+    secret.extend(pem_lines(ca["pem"].as_str().unwrap_or_default()));
+    secret
 }
