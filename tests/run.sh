@@ -198,6 +198,7 @@ setup_services() {
         eval "$bout"
     else
         record barbican $((SECONDS - start)) FAILED
+        unset OPENKEEL_TEST_BARBICAN_URL
         service_missing "Barbican"
     fi
 
