@@ -11,7 +11,9 @@
 #     (127.0.0.1:25000, tests/services/keystone.sh, its own venv) with private data
 #     under $OPENKEEL_TEST_HOME (default /var/tmp/openkeel-test), or reuses the ones of
 #     that home that already run, and creates the users openkeel/openkeel;
-#  3. exports OPENKEEL_TEST_MYSQL_URL, OPENKEEL_TEST_RABBIT_URL, OPENKEEL_TEST_VENV and runs
+#     starts the real Barbican 23.0.0 (tests/services/barbican.sh: own venv, 127.0.0.1:29311);
+#  3. exports OPENKEEL_TEST_MYSQL_URL, OPENKEEL_TEST_RABBIT_URL, OPENKEEL_TEST_VENV,
+#     OPENKEEL_TEST_BARBICAN_URL and runs
 #     cargo fmt --check, cargo clippy -D warnings and cargo test --workspace (extra
 #     arguments go to cargo test; with -p/--package they replace --workspace);
 #  4. stops on exit what it started (nothing else), unless OPENKEEL_TEST_KEEP_SERVICES=1.
@@ -77,6 +79,7 @@ service_missing() {
 # ------------------------------------------------------------------ cleanup on exit
 REGISTERED=0
 REUSED=""
+BARBICAN_BY_RUN=0
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
@@ -116,6 +119,9 @@ cleanup() {
             fi
         fi
         ok_unlock
+    fi
+    if [ "$BARBICAN_BY_RUN" = 1 ] && [ "$KEEP" != 1 ] && [ -z "$(ok_other_users)" ]; then
+        tests/services/barbican.sh stop || true
     fi
     [ "$rc" = 0 ] && [ ${#FAILED[@]} -gt 0 ] && rc=1
     summary "$rc"
@@ -210,6 +216,23 @@ setup_services() {
     fi
     ok_unlock
 
+    # the real Barbican (cert_manager_type = barbican tests); its own venv and lock-free
+    start=$SECONDS
+    local bout
+    set +e
+    bout=$(tests/services/barbican.sh start)
+    rc=$?
+    set -e
+    if [ "$rc" = 0 ] || [ "$rc" = 10 ]; then
+        record barbican $((SECONDS - start)) "$([ "$rc" = 0 ] && echo started || echo reused)"
+        [ "$rc" = 0 ] && BARBICAN_BY_RUN=1
+        eval "$bout"
+    else
+        record barbican $((SECONDS - start)) FAILED
+        unset OPENKEEL_TEST_BARBICAN_URL
+        service_missing "Barbican"
+    fi
+
     start=$SECONDS
     if tests/services/check.sh; then
         record check $((SECONDS - start)) ok
@@ -222,7 +245,7 @@ setup_services() {
 if [ "${OPENKEEL_TEST_SKIP_SERVICES:-0}" = 1 ]; then
     ok_in_ci && ok_die "OPENKEEL_TEST_SKIP_SERVICES=1 is not allowed in CI"
     ok_warn "OPENKEEL_TEST_SKIP_SERVICES=1: no services; the tests that need them will SKIP"
-    unset OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV \
+    unset OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_BARBICAN_URL \
         OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
 else
     setup_services
@@ -231,7 +254,7 @@ fi
 # ------------------------------------------------------------------ cargo
 printf '\n' >&2
 ok_log "environment for the tests:"
-for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_GO CI; do
+for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_GO OPENKEEL_TEST_BARBICAN_URL CI; do
     ok_log "  $v=${!v:-(unset)}"
 done
 

@@ -11,3 +11,4 @@ set -euo pipefail
 OK_PROG="env.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ok_env_lines
+"$OK_SERVICES_DIR/barbican.sh" env

@@ -30,9 +30,10 @@ fi
 ok_keystone_stop
 ok_rabbit_stop
 ok_mysql_stop
+"$OK_SERVICES_DIR/barbican.sh" stop
 if [ "$purge" = 1 ]; then
     ok_log "purging service data under $OK_HOME (the venv is kept)"
-    rm -rf "$OK_MDIR" "$OK_RDIR" "$OK_LOGS" "$OK_KS_DIR"
+    rm -rf "$OK_MDIR" "$OK_RDIR" "$OK_LOGS" "$OK_KS_DIR" "$OK_HOME/barbican/barbican.sqlite"
 fi
 ok_unlock
 ok_log "services of $OK_HOME stopped"

@@ -168,6 +168,9 @@ pub struct StandInData {
     pub delays: Vec<Delay>,
     /// Where the `container-infra` catalogue entry points.
     pub magnum_url: String,
+    /// Where a `key-manager` catalogue entry points (public, internal and admin alike):
+    /// none when unset. Tests point it at the real Barbican (`OPENKEEL_TEST_BARBICAN_URL`).
+    pub key_manager_url: Option<String>,
     /// Roles of issued tokens.
     pub roles: Vec<String>,
 }
@@ -215,6 +218,7 @@ impl Default for StandInData {
             faults: Vec::new(),
             delays: Vec::new(),
             magnum_url: "http://127.0.0.1:9511/v1".to_string(),
+            key_manager_url: None,
             roles: vec!["admin".into(), "member".into(), "reader".into()],
         }
     }

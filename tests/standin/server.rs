@@ -343,13 +343,24 @@ fn catalog(shared: &Shared) -> Value {
                    "region_id": d.region, "url": d.magnum_url})
         })
         .collect();
-    json!([
+    let mut services = vec![
         svc("identity", "keystone", "/identity"),
         svc("image", "glance", "/image"),
         svc("compute", "nova", "/compute/v2.1"),
         svc("network", "neutron", "/network"),
-        {"id": "container-infra-service", "type": "container-infra", "name": "magnum", "endpoints": magnum}
-    ])
+        json!({"id": "container-infra-service", "type": "container-infra", "name": "magnum", "endpoints": magnum}),
+    ];
+    if let Some(url) = &d.key_manager_url {
+        let endpoints: Vec<Value> = ["public", "internal", "admin"]
+            .iter()
+            .map(|iface| {
+                json!({"id": format!("key-manager-{iface}"), "interface": iface, "region": d.region,
+                       "region_id": d.region, "url": url})
+            })
+            .collect();
+        services.push(json!({"id": "key-manager-service", "type": "key-manager", "name": "barbican", "endpoints": endpoints}));
+    }
+    Value::Array(services)
 }
 
 pub(crate) fn token_body(shared: &Shared, info: &TokenInfo, with_catalog: bool) -> Value {

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `OPENKEEL_TEST_MYSQL_URL` | admin URL of a running MariaDB, e.g. `mysql://root:pw@127.0.0.1:13306` (no database part) |
 //! | `OPENKEEL_TEST_RABBIT_URL` | `amqp://user:pass@127.0.0.1:15672/%2f` of a running RabbitMQ |
+//! | `OPENKEEL_TEST_BARBICAN_URL` | `http://127.0.0.1:29311` of the real Barbican API (`tests/services/barbican.sh`, unauthenticated-context pipeline) |
 //! | `OPENKEEL_TEST_VENV` | a Python venv with the test helpers (python-magnumclient, python-openstackclient, oslo.policy, ...) |
 //! | `OPENKEEL_TEST_KEYSTONE_URL` / `_ACCOUNTS` / `_CLOUDS` | the test Keystone 30.0.0 (`…/v3`), its accounts file (users, passwords, project ids) and a `clouds.yaml` ([`keystone`]) |
 //!
@@ -50,6 +51,12 @@ pub fn mysql_admin_url() -> Option<String> {
 /// URL of the test RabbitMQ, or `None` outside CI when it is missing.
 pub fn rabbit_url() -> Option<String> {
     require("OPENKEEL_TEST_RABBIT_URL", "RabbitMQ")
+}
+
+/// URL of the test Barbican API (`tests/services/barbican.sh`), or `None` outside CI when it
+/// is missing.
+pub fn barbican_url() -> Option<String> {
+    require("OPENKEEL_TEST_BARBICAN_URL", "Barbican").map(|u| u.trim_end_matches('/').to_string())
 }
 
 /// The Python venv with the test helpers, or `None` outside CI when it is missing.

@@ -5,7 +5,7 @@
 //!
 //! | service | paths (below `<base>/<service>`) |
 //! |---|---|
-//! | `identity` | `GET /`, `GET /v3`, `POST /v3/auth/tokens` (password or token method; answers 201 with `X-Subject-Token` and a token body whose catalogue lists identity, image, compute, network and container-infra), `GET`/`HEAD`/`DELETE /v3/auth/tokens` (`X-Subject-Token`), `GET /v3/projects/{id}` (404 for ids starting with `nonexistent` or listed as missing) |
+//! | `identity` | `GET /`, `GET /v3`, `POST /v3/auth/tokens` (password or token method; answers 201 with `X-Subject-Token` and a token body whose catalogue lists identity, image, compute, network, container-infra and, when [`StandInData::key_manager_url`] is set, key-manager), `GET`/`HEAD`/`DELETE /v3/auth/tokens` (`X-Subject-Token`), `GET /v3/projects/{id}` (404 for ids starting with `nonexistent` or listed as missing) |
 //! | `image` | `GET /`, `GET /v2/images/{id}` (404 as Glance, HTML body), `GET /v2/images?name=&limit=&marker=` (`next` link when a page is full) |
 //! | `compute` | `GET /v2.1`, `GET /v2.1/flavors[/detail]` (`flavors_links`), `GET /v2.1/flavors/{id}`, `GET /v2.1/os-keypairs[/{name}]` (404 `itemNotFound`) |
 //! | `network` | `GET /`, `GET /v2.0/networks?router:external=&name=` (`networks_links`), `GET /v2.0/subnets` |

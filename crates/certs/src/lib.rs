@@ -5,7 +5,7 @@
 //!   `x509-parser`.
 //! * [`key`] — RSA key generation (`rsa`, since ring cannot generate RSA keys) and the
 //!   PBES2-encrypted PKCS#8 PEM Magnum stores.
-//! * [`manager`] — the `x509keypair` cert manager (rows in the Magnum DB) and
+//! * [`manager`] — the `x509keypair`, `local` and `barbican` cert managers and
 //!   `generate_certificates_to_cluster` / delete for a cluster.
 
 pub mod key;
@@ -42,6 +42,14 @@ pub enum CertError {
     /// `CertificateStorageException(msg=…)` (the local cert manager's file errors).
     #[error("Could not store certificate: {0}")]
     Storage(String),
+    /// A Barbican call failed (openstacksdk's `HttpException` text; Magnum lets it through
+    /// as a 500).
+    #[error("{0}")]
+    Barbican(String),
+    /// The Barbican container or secret does not exist (openstacksdk's
+    /// `NotFoundException`).
+    #[error("{0}")]
+    NotFound(String),
 }
 
 impl From<CertError> for MagnumError {
@@ -53,7 +61,9 @@ impl From<CertError> for MagnumError {
                 &[("extension", &ext)],
             ),
             CertError::Db(e) => e.into(),
-            CertError::Crypto(msg) => MagnumError::internal(msg),
+            CertError::Crypto(msg) | CertError::Barbican(msg) | CertError::NotFound(msg) => {
+                MagnumError::internal(msg)
+            }
             CertError::Storage(msg) => {
                 MagnumError::new(ErrorKind::CertificateStorageException, &[("msg", &msg)])
             }

@@ -83,6 +83,10 @@ enum Store {
     /// `local`: files `<ref>.crt`, `<ref>.key`, `<ref>.int`, `<ref>.pass` under
     /// `[certificates] storage_path`, as Magnum's `local_cert_manager` writes them.
     Local(std::path::PathBuf),
+    /// `barbican`: a `certificate` container and its secrets in Barbican, as Magnum's
+    /// `barbican_cert_manager` stores them (service credentials, see
+    /// [`openkeel_cloud::barbican`]).
+    Barbican(std::sync::Arc<openkeel_cloud::BarbicanClient>),
 }
 
 /// `magnum/common/cert_manager/x509keypair_cert_manager.py` (and `local_cert_manager.py`,
@@ -112,12 +116,25 @@ impl X509KeyPairCertManager {
         }
     }
 
+    /// The `barbican` cert manager: each certificate is a Barbican `certificate` container
+    /// (named after the issuer, or `Magnum-Conductor` for the client certificate) holding the
+    /// text/plain secrets `Certificate`, `Private Key` and `Private Key Passphrase`; the
+    /// stored ref is the container ref. All calls use the service credentials, whatever the
+    /// request's project, as Magnum's.
+    pub fn barbican(client: openkeel_cloud::BarbicanClient, settings: X509Section) -> Self {
+        X509KeyPairCertManager {
+            store: Store::Barbican(std::sync::Arc::new(client)),
+            settings,
+        }
+    }
+
     pub fn settings(&self) -> &X509Section {
         &self.settings
     }
 
     /// `store_cert`: a new row (project and user from the context) or a new set of files;
-    /// returns the ref (a uuid).
+    /// returns the ref (a uuid). For Barbican, see [`Self::store_cert_named`] (this one
+    /// names the container `Magnum TLS Cert`, Magnum's default).
     pub async fn store_cert(
         &self,
         ctx: &RequestContext,
@@ -125,7 +142,40 @@ impl X509KeyPairCertManager {
         private_key: &str,
         private_key_passphrase: Option<&str>,
     ) -> Result<String, CertError> {
+        self.store_cert_named(
+            ctx,
+            certificate,
+            private_key,
+            private_key_passphrase,
+            "Magnum TLS Cert",
+        )
+        .await
+    }
+
+    /// `store_cert(..., name=...)`: `name` is the Barbican container's name (ignored by the
+    /// other stores). Barbican: the secrets `Certificate`, `Private Key` and (when not
+    /// empty) `Private Key Passphrase`, then the `certificate` container; the container ref
+    /// is returned. If any step fails, the secrets already created are deleted (Magnum only
+    /// does that for an error it never gets).
+    pub async fn store_cert_named(
+        &self,
+        ctx: &RequestContext,
+        certificate: &str,
+        private_key: &str,
+        private_key_passphrase: Option<&str>,
+        name: &str,
+    ) -> Result<String, CertError> {
         match &self.store {
+            Store::Barbican(client) => {
+                barbican_store(
+                    client,
+                    certificate,
+                    private_key,
+                    private_key_passphrase,
+                    name,
+                )
+                .await
+            }
             Store::X509KeyPair(db) => {
                 let row = X509KeyPair {
                     certificate: Some(certificate.to_string()),
@@ -162,6 +212,7 @@ impl X509KeyPairCertManager {
     /// `get_cert`: `X509KeyPair.get_by_uuid` (tenant-scoped by the context), or the files.
     pub async fn get_cert(&self, ctx: &RequestContext, cert_ref: &str) -> Result<Cert, CertError> {
         match &self.store {
+            Store::Barbican(client) => barbican_get(client, cert_ref).await,
             Store::X509KeyPair(db) => {
                 let row = x509keypair::get_by_uuid(db, &Scope::from(ctx), cert_ref).await?;
                 Ok(Cert {
@@ -197,6 +248,7 @@ impl X509KeyPairCertManager {
     /// are fine; a ref with no certificate file is `X509KeyPairNotFound`, as a missing row).
     pub async fn delete_cert(&self, ctx: &RequestContext, cert_ref: &str) -> Result<(), CertError> {
         match &self.store {
+            Store::Barbican(client) => barbican_delete(client, cert_ref).await,
             Store::X509KeyPair(db) => {
                 let row = x509keypair::get_by_uuid(db, &Scope::from(ctx), cert_ref).await?;
                 let ident = row.uuid.unwrap_or_else(|| cert_ref.to_string());
@@ -233,7 +285,7 @@ impl X509KeyPairCertManager {
         let ca =
             blocking(move || generate_ca_certificate(&issuer_owned, &pass2, &settings)).await?;
         let r = self
-            .store_cert(ctx, &ca.certificate, &ca.private_key, Some(&pass))
+            .store_cert_named(ctx, &ca.certificate, &ca.private_key, Some(&pass), issuer)
             .await?;
         tracing::debug!(cert_ref = %r, "CA cert is created");
         let key = CaKey::from_pem(&ca.private_key, Some(&pass))?;
@@ -265,7 +317,13 @@ impl X509KeyPairCertManager {
             })
             .await?;
             let magnum_ref = self
-                .store_cert(ctx, &client.certificate, &client.private_key, Some(&pass))
+                .store_cert_named(
+                    ctx,
+                    &client.certificate,
+                    &client.private_key,
+                    Some(&pass),
+                    CONDUCTOR_CLIENT_NAME,
+                )
                 .await?;
             tracing::debug!(cert_ref = %magnum_ref, "Magnum client cert is created");
             Ok(ClusterCertRefs {
@@ -306,7 +364,8 @@ impl X509KeyPairCertManager {
         {
             match self.delete_cert(ctx, r).await {
                 Ok(()) => {}
-                Err(CertError::Db(DbError::X509KeyPairNotFound(_))) => {}
+                Err(CertError::Db(DbError::X509KeyPairNotFound(_)))
+                | Err(CertError::NotFound(_)) => {}
                 Err(e) => {
                     tracing::warn!(cert_ref = %r, error = %e, "cannot delete certificate");
                     first_err.get_or_insert(e);
@@ -354,6 +413,126 @@ impl X509KeyPairCertManager {
             (issuer_name(cluster), csr.to_string(), self.settings.clone());
         blocking(move || sign_csr(&csr, &issuer, &key, &settings)).await
     }
+}
+
+fn barbican_error(e: openkeel_cloud::barbican::BarbicanError) -> CertError {
+    match e {
+        openkeel_cloud::barbican::BarbicanError::NotFound(m) => CertError::NotFound(m),
+        other => CertError::Barbican(other.to_string()),
+    }
+}
+
+async fn barbican_store(
+    client: &openkeel_cloud::BarbicanClient,
+    certificate: &str,
+    private_key: &str,
+    private_key_passphrase: Option<&str>,
+    name: &str,
+) -> Result<String, CertError> {
+    use openkeel_cloud::barbican::{ref_uuid, SecretRef};
+    tracing::info!(name, "Storing certificate container in Barbican.");
+    let mut created: Vec<String> = Vec::new();
+    let result = async {
+        let mut refs = Vec::new();
+        let mut secrets = vec![
+            ("certificate", "Certificate", certificate),
+            ("private_key", "Private Key", private_key),
+        ];
+        if let Some(p) = private_key_passphrase.filter(|p| !p.is_empty()) {
+            secrets.push(("private_key_passphrase", "Private Key Passphrase", p));
+        }
+        for (slot, secret_name, payload) in secrets {
+            let r = client
+                .create_secret(secret_name, payload)
+                .await
+                .map_err(barbican_error)?;
+            created.push(r.clone());
+            refs.push(SecretRef {
+                name: slot.to_string(),
+                secret_ref: r,
+            });
+        }
+        client
+            .create_container(name, &refs)
+            .await
+            .map_err(barbican_error)
+    }
+    .await;
+    if result.is_err() {
+        for r in &created {
+            match client.delete_secret(ref_uuid(r)).await {
+                Ok(()) => tracing::info!(secret_ref = %r, "Deleted secret during rollback."),
+                Err(e) => tracing::warn!(secret_ref = %r, error = %e,
+                    "Failed to delete secret during rollback."),
+            }
+        }
+    }
+    result
+}
+
+async fn barbican_get(
+    client: &openkeel_cloud::BarbicanClient,
+    cert_ref: &str,
+) -> Result<Cert, CertError> {
+    use openkeel_cloud::barbican::ref_uuid;
+    tracing::info!(cert_ref, "Loading certificate container from Barbican.");
+    let container = client
+        .get_container(ref_uuid(cert_ref))
+        .await
+        .map_err(barbican_error)?;
+    if container.kind.as_deref() != Some("certificate") {
+        return Err(CertError::Barbican(
+            "Retrieved Barbican Container is not of the correct type (certificate).".to_string(),
+        ));
+    }
+    let payload = |name: &'static str| {
+        let r = container.secret(name).map(|r| ref_uuid(r).to_string());
+        async move {
+            match r {
+                Some(uuid) => client
+                    .get_secret_payload(&uuid)
+                    .await
+                    .map(Some)
+                    .map_err(barbican_error),
+                None => Ok(None),
+            }
+        }
+    };
+    Ok(Cert {
+        certificate: payload("certificate").await?.unwrap_or_default(),
+        private_key: payload("private_key").await?.unwrap_or_default(),
+        private_key_passphrase: payload("private_key_passphrase").await?,
+        intermediates: payload("intermediates").await?,
+    })
+}
+
+/// Magnum's recursive delete: the container's secrets (certificate, intermediates,
+/// passphrase, private key), then the container.
+async fn barbican_delete(
+    client: &openkeel_cloud::BarbicanClient,
+    cert_ref: &str,
+) -> Result<(), CertError> {
+    use openkeel_cloud::barbican::ref_uuid;
+    tracing::info!(
+        cert_ref,
+        "Recursively deleting certificate container from Barbican."
+    );
+    let uuid = ref_uuid(cert_ref);
+    let container = client.get_container(uuid).await.map_err(barbican_error)?;
+    for slot in [
+        "certificate",
+        "intermediates",
+        "private_key_passphrase",
+        "private_key",
+    ] {
+        if let Some(r) = container.secret(slot) {
+            client
+                .delete_secret(ref_uuid(r))
+                .await
+                .map_err(barbican_error)?;
+        }
+    }
+    client.delete_container(uuid).await.map_err(barbican_error)
 }
 
 /// `<storage_path>/<ref>` for a ref that is a plain uuid (never a path: a ref read from a

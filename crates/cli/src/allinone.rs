@@ -364,9 +364,24 @@ pub fn build_conductor(
                 openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
             ))
         }
+        "barbican" => {
+            let client = openkeel_cloud::BarbicanClient::new(
+                cloud_settings(config),
+                openkeel_cloud::ClientSettings {
+                    region_name: config.barbican_client.region_name.clone(),
+                    endpoint_type: config.barbican_client.endpoint_type.clone(),
+                },
+            )
+            .map_err(|e| StartError::Unsupported(format!("Barbican client: {e}")))?;
+            let manager =
+                openkeel_certs::manager::X509KeyPairCertManager::barbican(client, config.x509.clone());
+            conductor.with_certificates(Arc::new(
+                openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
+            ))
+        }
         other => {
             return Err(StartError::Unsupported(format!(
-                "[certificates] cert_manager_type = {other} is not available in this build; use x509keypair or local"
+                "[certificates] cert_manager_type = {other} is not available in this build; use x509keypair, local or barbican"
             )))
         }
     };

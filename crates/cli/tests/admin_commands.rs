@@ -127,6 +127,13 @@ fn list_drivers_matches_magnum_driver_manage() {
             &["-d", "-f", "value"][..],
             &["-d", "-p", "-f", "json"][..],
             &["-f", "json", "--noindent"][..],
+            &["-f", "yaml"][..],
+            &["-d", "-p", "-f", "yaml"][..],
+            &["-f", "csv"][..],
+            &["-d", "-p", "-f", "csv"][..],
+            &["-d", "-f", "csv", "--quote", "minimal"][..],
+            &["-d", "-f", "csv", "--quote", "all"][..],
+            &["-f", "csv", "--quote", "none"][..],
         ] {
             let c = conf.to_str().unwrap();
             let mut args = vec!["--config-file", c, "list-drivers"];

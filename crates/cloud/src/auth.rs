@@ -28,6 +28,16 @@ pub(crate) struct Session {
     pub catalog: Catalog,
     /// True when the token is the cached service token.
     pub service: bool,
+    /// The id of the project the token is scoped to (`token.project.id`), when known.
+    pub project_id: Option<String>,
+}
+
+fn token_project_id(body: &Value) -> Option<String> {
+    body.get("token")
+        .unwrap_or(body)
+        .pointer("/project/id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// Why no session could be built, in the classes Magnum's `wrap_keystone_exception` tells
@@ -110,6 +120,7 @@ impl Authenticator {
                 token: token.to_string(),
                 catalog: Catalog::from_token_body(info),
                 service: false,
+                project_id: token_project_id(info),
             });
         }
         if let Some(token) = present(&ctx.auth_token) {
@@ -160,10 +171,11 @@ impl Authenticator {
             token: token.to_string(),
             catalog: Catalog::from_token_body(&body),
             service: false,
+            project_id: token_project_id(&body),
         })
     }
 
-    async fn service_session(&self) -> Result<Session, SessionError> {
+    pub(crate) async fn service_session(&self) -> Result<Session, SessionError> {
         let now = chrono::Utc::now().timestamp();
         {
             let guard = self.service.lock().unwrap_or_else(|e| e.into_inner());
@@ -208,6 +220,7 @@ impl Authenticator {
             token,
             catalog: Catalog::from_token_body(&body),
             service: true,
+            project_id: token_project_id(&body),
         };
         let mut guard = self.service.lock().unwrap_or_else(|e| e.into_inner());
         *guard = Some(CachedToken {

@@ -21,6 +21,7 @@
 
 mod auth;
 pub mod authtoken;
+pub mod barbican;
 pub mod catalog;
 mod http;
 pub mod keystone;
@@ -28,6 +29,7 @@ pub mod settings;
 pub mod simulated;
 pub mod validate;
 
+pub use barbican::BarbicanClient;
 pub use keystone::KeystoneCloud;
 pub use settings::{ClientSettings, CloudSettings, KeystoneAuthSettings};
 pub use simulated::SimulatedCloud;

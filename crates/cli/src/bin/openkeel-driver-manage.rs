@@ -1,6 +1,7 @@
 //! `openkeel-driver-manage`: Magnum's `magnum-driver-manage` for OpenKeel.
 //!
-//! `openkeel-driver-manage list-drivers [-d|--details] [-p|--paths] [-f table|value|json] [--noindent]` lists
+//! `openkeel-driver-manage list-drivers [-d|--details] [-p|--paths]
+//! [-f table|value|json|yaml|csv] [--noindent] [--quote all|minimal|none|nonnumeric]` lists
 //! the drivers this build provides and the configuration enables (`[drivers]
 //! disabled_drivers` removes one, as it removes an entry point from Magnum's list; the
 //! simulator appears only with `[openkeel] enable_simulator_driver = true`), one row per
@@ -27,9 +28,20 @@ struct Cli {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Format {
+    Csv,
+    Json,
     Table,
     Value,
-    Json,
+    Yaml,
+}
+
+/// cliff's CSV formatter `--quote` (Python's `csv.QUOTE_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Quote {
+    All,
+    Minimal,
+    None,
+    Nonnumeric,
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,6 +60,9 @@ enum Command {
         /// whether to disable indenting the JSON
         #[arg(long)]
         noindent: bool,
+        /// when to include quotes, defaults to nonnumeric
+        #[arg(long = "quote", value_enum, default_value = "nonnumeric")]
+        quote: Quote,
     },
 }
 
@@ -98,6 +113,81 @@ fn json_list(headers: &[&str], rows: &[Vec<String>], indent: bool) -> String {
     out
 }
 
+/// cliff's CSV formatter: `csv.writer(quoting=..., lineterminator=os.linesep,
+/// escapechar='\\')`, the header row then the rows. Every value here is a string, so
+/// `nonnumeric` quotes everything as `all` does.
+fn csv(headers: &[&str], rows: &[Vec<String>], quote: Quote) -> String {
+    let field = |v: &str, only: bool| -> String {
+        let special = |c: char| matches!(c, ',' | '"' | '\r' | '\n' | '\\');
+        match quote {
+            Quote::All | Quote::Nonnumeric => format!("\"{}\"", v.replace('"', "\"\"")),
+            Quote::Minimal if v.chars().any(special) || (only && v.is_empty()) => {
+                format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\"\""))
+            }
+            Quote::Minimal => v.to_string(),
+            Quote::None => v
+                .chars()
+                .flat_map(|c| if special(c) { vec!['\\', c] } else { vec![c] })
+                .collect(),
+        }
+    };
+    let line = |cells: Vec<&str>| {
+        let only = cells.len() == 1;
+        cells
+            .into_iter()
+            .map(|c| field(c, only))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut out = vec![line(headers.to_vec())];
+    out.extend(
+        rows.iter()
+            .map(|r| line(r.iter().map(String::as_str).collect())),
+    );
+    out.join("\n")
+}
+
+/// A scalar as PyYAML's `safe_dump` writes it: plain when that reads back as the same
+/// string, else single-quoted.
+fn yaml_scalar(v: &str) -> String {
+    let reserved = [
+        "", "~", "null", "true", "false", "yes", "no", "on", "off", "y", "n",
+    ];
+    let plain = !reserved.contains(&v.to_ascii_lowercase().as_str())
+        && v.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ' '))
+        && !v.ends_with(' ')
+        && v.parse::<f64>().is_err();
+    if plain {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\'', "''"))
+    }
+}
+
+/// cliff's YAML formatter: `yaml.safe_dump([{column: value}], default_flow_style=False)`
+/// (keys sorted, block style; `[]` when empty).
+fn yaml_list(headers: &[&str], rows: &[Vec<String>]) -> String {
+    if rows.is_empty() {
+        return "[]".to_string();
+    }
+    let mut out = Vec::new();
+    for r in rows {
+        let mut pairs: Vec<(&str, &str)> = headers
+            .iter()
+            .copied()
+            .zip(r.iter().map(String::as_str))
+            .collect();
+        pairs.sort_by(|a, b| a.0.cmp(b.0));
+        for (i, (k, v)) in pairs.into_iter().enumerate() {
+            let lead = if i == 0 { "- " } else { "  " };
+            out.push(format!("{lead}{}: {}", yaml_scalar(k), yaml_scalar(v)));
+        }
+    }
+    out.join("\n")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let Command::ListDrivers {
@@ -105,6 +195,7 @@ fn main() -> ExitCode {
         paths,
         format,
         noindent,
+        quote,
     } = cli.command;
     let sources =
         ConfigSource::command_line("magnum", &cli.config.config_file, &cli.config.config_dir);
@@ -153,6 +244,8 @@ fn main() -> ExitCode {
             }
         }
         Format::Json => println!("{}", json_list(&headers, &rows, !noindent)),
+        Format::Yaml => println!("{}", yaml_list(&headers, &rows)),
+        Format::Csv => println!("{}", csv(&headers, &rows, quote)),
     }
     ExitCode::SUCCESS
 }
