@@ -46,13 +46,17 @@ impl Conductor {
         nodegroup: Obj<NodeGroup>,
     ) -> Result<NodeGroup, MagnumError> {
         guard("nodegroup_create", &cluster.data, &nodegroup)?;
+        // The nodegroup row (CREATE_IN_PROGRESS) is written before the cluster goes
+        // UPDATE_IN_PROGRESS: a status sync that completes the cluster in between would
+        // otherwise never see the nodegroup in progress and leave it there (Magnum saves in
+        // the other order; docs/differences.md).
+        let mut data = nodegroup.data;
+        data.status = Some(ClusterStatus::CreateInProgress);
+        let ng = Obj::unchanged(ng_db::create(&self.db, &data).await?);
         let mut c = cluster;
         set_cluster_status(&mut c, ClusterStatus::UpdateInProgress);
         save_cluster(&self.db, &mut c).await?;
         self.mark_started(&c.data, ClusterStatus::UpdateInProgress);
-        let mut data = nodegroup.data;
-        data.status = Some(ClusterStatus::CreateInProgress);
-        let ng = Obj::unchanged(ng_db::create(&self.db, &data).await?);
         self.nodegroup_operation(ctx, c, ng, NgOp::Create).await
     }
 
@@ -64,12 +68,17 @@ impl Conductor {
         nodegroup: Obj<NodeGroup>,
     ) -> Result<NodeGroup, MagnumError> {
         guard("nodegroup_update", &cluster.data, &nodegroup)?;
+        // The nodegroup's UPDATE_IN_PROGRESS (with the API's patched fields) is saved before
+        // the cluster's, for the reason given in handle_nodegroup_create; after the driver
+        // call only what the driver changed is written, so a sync that already completed the
+        // nodegroup is not undone.
+        let mut ng = nodegroup;
+        set_nodegroup_status(&mut ng, ClusterStatus::UpdateInProgress);
+        save_nodegroup(&self.db, &mut ng).await?;
         let mut c = cluster;
         set_cluster_status(&mut c, ClusterStatus::UpdateInProgress);
         save_cluster(&self.db, &mut c).await?;
         self.mark_started(&c.data, ClusterStatus::UpdateInProgress);
-        let mut ng = nodegroup;
-        set_nodegroup_status(&mut ng, ClusterStatus::UpdateInProgress);
         self.nodegroup_operation(ctx, c, ng, NgOp::Update).await
     }
 
