@@ -177,12 +177,16 @@ ok_keystone_start() {
     printf 'import sys\nsys.argv = sys.argv[:1]\nfrom keystone.wsgi.api import application  # noqa\n' \
         >"$OK_KS_DIR/openkeel_keystone_wsgi.py"
     ok_log "keystone: starting gunicorn on 127.0.0.1:$OK_KS_PORT"
-    OS_KEYSTONE_CONFIG_DIR="$OK_KS_DIR/etc" "$OK_KS_VENV/bin/gunicorn" --daemon \
-        --pid "$OK_KS_PID" --bind "127.0.0.1:$OK_KS_PORT" --workers 1 --worker-class sync \
-        --timeout 60 --error-logfile "$OK_KS_DIR/gunicorn.log" \
-        --access-logfile "$OK_KS_DIR/access.log" --capture-output --no-control-socket \
-        --chdir "$OK_KS_DIR" openkeel_keystone_wsgi:application ||
-        ok_die "keystone: gunicorn did not start"
+    # The daemon must not inherit the lock of $OK_HOME (it would hold it for as long as it
+    # runs, and every later tests/run.sh would wait for it).
+    (
+        if [ -n "${OK_LOCK_FD:-}" ]; then exec {OK_LOCK_FD}>&-; fi
+        OS_KEYSTONE_CONFIG_DIR="$OK_KS_DIR/etc" exec "$OK_KS_VENV/bin/gunicorn" --daemon \
+            --pid "$OK_KS_PID" --bind "127.0.0.1:$OK_KS_PORT" --workers 1 --worker-class sync \
+            --timeout 60 --error-logfile "$OK_KS_DIR/gunicorn.log" \
+            --access-logfile "$OK_KS_DIR/access.log" --capture-output --no-control-socket \
+            --chdir "$OK_KS_DIR" openkeel_keystone_wsgi:application
+    ) || ok_die "keystone: gunicorn did not start"
     if ! ok_wait "${OPENKEEL_TEST_KEYSTONE_TIMEOUT:-60}" ok_keystone_up; then
         ok_tail "$OK_KS_DIR/gunicorn.log" "$OK_KS_DIR/keystone.log"
         ok_keystone_running && ok_stop_pid keystone "$OK_KS_PID" 20

@@ -349,3 +349,46 @@ async fn a_new_conductor_finishes_what_a_dead_one_left_in_progress() {
     api.stop().await.unwrap();
     second.stop().await;
 }
+
+/// The certificate RPCs (`get_ca_certificate`, `sign_certificate`, `rotate_ca_certificate`:
+/// calls) over RabbitMQ: `openstack coe ca show / sign / rotate` and `cluster config` through
+/// `openkeel-api` + `openkeel-conductor`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificates_over_rabbitmq() {
+    let Some(openstack) = openkeel_tests::venv_bin("openstack") else {
+        return;
+    };
+    let Some(_) = openkeel_tests::rabbit_url() else {
+        return;
+    };
+    let Some(mdb) = openkeel_tests::fresh_mysql_database().await else {
+        return;
+    };
+    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
+    openkeel_db::manage::upgrade(&db).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = format!("okt-ca-{}", std::process::id());
+    let config = service_config(dir.path(), mdb.url(), &exchange);
+    let conductor = services::start_conductor(ServiceOptions {
+        config: config.clone(),
+        config_dirs: Vec::new(),
+        bind: None,
+    })
+    .await
+    .expect("conductor");
+    let api = services::start_api(ServiceOptions {
+        config,
+        config_dirs: Vec::new(),
+        bind: Some("127.0.0.1:0".parse().unwrap()),
+    })
+    .await
+    .expect("api");
+    let cli = Cli {
+        openstack,
+        endpoint: format!("http://{}/v1", api.addr),
+        token: None,
+    };
+    coe::ca_flow(&cli, dir.path()).await;
+    api.stop().await.unwrap();
+    conductor.stop().await;
+}
