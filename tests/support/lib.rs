@@ -406,7 +406,9 @@ impl Keystone {
                 )
             })
             .to_string();
-        let r = self.admin_request("GET", "/services?type=identity", None).await;
+        let r = self
+            .admin_request("GET", "/services?type=identity", None)
+            .await;
         let services: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
         let identity_id = services["services"][0]["id"]
             .as_str()
