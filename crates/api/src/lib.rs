@@ -301,12 +301,12 @@ async fn keystone_auth(
     {
         Ok(identity) => {
             // (the span's user_id / project_id are recorded with the context)
-            for (name, value) in identity.headers {
-                if let Ok(v) = http::HeaderValue::from_str(&value) {
+            for (name, value) in &identity.headers {
+                if let Ok(v) = http::HeaderValue::from_str(value) {
                     headers.insert(http::HeaderName::from_static(name), v);
                 }
             }
-            Ok(Some(identity.token_info))
+            Ok(Some(identity.token_info.clone()))
         }
         Err(openkeel_cloud::authtoken::AuthFailure::Unauthorized) => {
             Err(Refusal::Unauthorized(auth.www_authenticate()))

@@ -148,6 +148,9 @@ enum Cached {
 struct Entry {
     value: Cached,
     until: Instant,
+    /// The identity computed from a valid body for requests without a service token
+    /// (headers, catalogue header): computed once, reused while the entry lives.
+    identity: Option<Arc<Identity>>,
 }
 
 /// The in-process validation cache: SHA-256 of the token → result, with an expiry and a
@@ -205,6 +208,7 @@ impl TokenCache {
             Entry {
                 value,
                 until: now + ttl,
+                identity: None,
             },
         );
     }
@@ -284,7 +288,26 @@ impl AuthToken {
         service_token: Option<&str>,
         method: &str,
         path: &str,
-    ) -> Result<Identity, AuthFailure> {
+    ) -> Result<Arc<Identity>, AuthFailure> {
+        // Fast path: a user token alone whose identity was computed before and is still
+        // cached; expiry and access rules are checked again, as for any cached body.
+        let user_key = user_token
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && service_token.is_none())
+            .map(TokenCache::key);
+        if let Some(key) = &user_key {
+            let memo = self.cache.lock().ok().and_then(|mut c| {
+                c.get(key)?;
+                c.entries.get(key).and_then(|e| e.identity.clone())
+            });
+            if let Some(id) = memo {
+                if self.usable(&id.token_info, false)
+                    && self.access_rules_allow(&id.token_info, false, method, path)
+                {
+                    return Ok(id);
+                }
+            }
+        }
         let mut allow_expired = false;
         let mut service_status: Option<bool> = None;
         let mut service_body: Option<Arc<Value>> = None;
@@ -375,12 +398,22 @@ impl AuthToken {
             auth_headers(sb, "service-", &mut headers);
         }
         let get = |p: &str| body.pointer(p).and_then(Value::as_str).map(str::to_string);
-        Ok(Identity {
+        let identity = Arc::new(Identity {
             user_id: get("/token/user/id"),
             project_id: get("/token/project/id"),
             headers,
             token_info: body,
-        })
+        });
+        if let Some(key) = &user_key {
+            if let Ok(mut c) = self.cache.lock() {
+                if let Some(e) = c.entries.get_mut(key) {
+                    if matches!(e.value, Cached::Valid(_)) && e.until > Instant::now() {
+                        e.identity = Some(identity.clone());
+                    }
+                }
+            }
+        }
+        Ok(identity)
     }
 
     /// Not expired (`will_expire_soon(stale_duration=0)`), unless expired tokens are allowed.
