@@ -86,6 +86,8 @@ pub struct Conductor {
     settings: ConductorSettings,
     /// When each cluster's current non-create `*_IN_PROGRESS` operation started, by uuid.
     in_progress_since: Mutex<HashMap<String, (ClusterStatus, NaiveDateTime)>>,
+    /// One lock per cluster: this conductor runs the operations on one cluster one at a time.
+    cluster_locks: Mutex<HashMap<String, std::sync::Weak<tokio::sync::Mutex<()>>>>,
 }
 
 impl std::fmt::Debug for Conductor {
@@ -112,7 +114,34 @@ impl Conductor {
             certificates: None,
             settings,
             in_progress_since: Mutex::new(HashMap::new()),
+            cluster_locks: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Wait for this conductor's lock of cluster `uuid`. Magnum runs the casts of one cluster
+    /// concurrently (its executor pool), so two nodegroup updates and a delete sent within
+    /// milliseconds interleave their reads and writes and a late write can resurrect an
+    /// operation's status; here they run one after the other, in arrival order (tokio's mutex
+    /// is fair). Within one conductor process only (docs/differences.md).
+    async fn cluster_lock(&self, uuid: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut locks = self
+                .cluster_locks
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if locks.len() > 1024 {
+                locks.retain(|_, w| w.strong_count() > 0);
+            }
+            match locks.get(uuid).and_then(std::sync::Weak::upgrade) {
+                Some(l) => l,
+                None => {
+                    let l = Arc::new(tokio::sync::Mutex::new(()));
+                    locks.insert(uuid.to_string(), Arc::downgrade(&l));
+                    l
+                }
+            }
+        };
+        lock.lock_owned().await
     }
 
     /// Generate cluster certificates with `certificates` (without it the cert refs stay NULL).
@@ -184,6 +213,9 @@ impl ConductorApi for Conductor {
         health_status_reason: Option<StringMap>,
         rollback: bool,
     ) -> Result<(), MagnumError> {
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_cluster_update(
             ctx,
             cluster,
@@ -197,6 +229,7 @@ impl ConductorApi for Conductor {
     }
 
     async fn cluster_delete(&self, ctx: &RequestContext, uuid: String) -> Result<(), MagnumError> {
+        let _serial = self.cluster_lock(&uuid).await;
         self.handle_cluster_delete(ctx, &uuid).await
     }
 
@@ -208,6 +241,9 @@ impl ConductorApi for Conductor {
         nodes_to_remove: Vec<String>,
         nodegroup: Obj<NodeGroup>,
     ) -> Result<(), MagnumError> {
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_cluster_resize(ctx, cluster, node_count, nodes_to_remove, nodegroup)
             .await
             .map(drop)
@@ -222,6 +258,9 @@ impl ConductorApi for Conductor {
         nodegroup: Obj<NodeGroup>,
         rollback: bool,
     ) -> Result<(), MagnumError> {
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_cluster_upgrade(
             ctx,
             cluster,
@@ -240,6 +279,9 @@ impl ConductorApi for Conductor {
         cluster: Obj<Cluster>,
         nodegroup: Obj<NodeGroup>,
     ) -> Result<(), MagnumError> {
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_nodegroup_create(ctx, cluster, nodegroup)
             .await
             .map(drop)
@@ -251,6 +293,9 @@ impl ConductorApi for Conductor {
         cluster: Obj<Cluster>,
         nodegroup: Obj<NodeGroup>,
     ) -> Result<(), MagnumError> {
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_nodegroup_update(ctx, cluster, nodegroup)
             .await
             .map(drop)
@@ -262,6 +307,9 @@ impl ConductorApi for Conductor {
         cluster: Obj<Cluster>,
         nodegroup: Obj<NodeGroup>,
     ) -> Result<(), MagnumError> {
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_nodegroup_delete(ctx, cluster, nodegroup).await
     }
 
@@ -290,6 +338,9 @@ impl ConductorApi for Conductor {
         ctx: &RequestContext,
         cluster: Obj<Cluster>,
     ) -> Result<(), MagnumError> {
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_rotate_ca_certificate(ctx, cluster)
             .await
             .map(drop)
