@@ -176,6 +176,30 @@ impl MagnumError {
         &self.kwargs
     }
 
+    /// Record the keyword arguments (for an error whose message was formatted elsewhere).
+    pub fn with_kwargs(mut self, kwargs: Vec<(String, String)>) -> Self {
+        self.kwargs = kwargs;
+        self
+    }
+
+    /// The `%(name)s` placeholders of the kind's message template, in order.
+    pub fn template_names(kind: ErrorKind) -> Vec<&'static str> {
+        let t = kind.template();
+        let mut out = Vec::new();
+        let mut rest = t;
+        while let Some(i) = rest.find("%(") {
+            let after = &rest[i + 2..];
+            match after.find(")s") {
+                Some(j) => {
+                    out.push(&after[..j]);
+                    rest = &after[j + 2..];
+                }
+                None => break,
+            }
+        }
+        out
+    }
+
     /// Override the HTTP status, as some Magnum handlers do before re-raising.
     pub fn with_code(mut self, code: u16) -> Self {
         self.code = code;

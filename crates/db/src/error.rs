@@ -146,7 +146,46 @@ impl DbError {
 }
 
 impl From<DbError> for MagnumError {
+    /// Magnum's exception with Magnum's message and the keyword arguments Magnum raises it
+    /// with (named by the class's message template), which travel in RPC failure replies.
     fn from(e: DbError) -> Self {
-        MagnumError::with_message(e.kind(), e.to_string())
+        let kind = e.kind();
+        let names = MagnumError::template_names(kind);
+        let first = |v: &String| -> Vec<(String, String)> {
+            names
+                .first()
+                .map(|n| vec![((*n).to_string(), v.clone())])
+                .unwrap_or_default()
+        };
+        let kwargs = match &e {
+            DbError::ClusterNotFound(v)
+            | DbError::ClusterTemplateNotFound(v)
+            | DbError::NodeGroupNotFound(v)
+            | DbError::X509KeyPairNotFound(v)
+            | DbError::MagnumServiceNotFound(v)
+            | DbError::FederationNotFound(v)
+            | DbError::ClusterTemplateReferenced(v)
+            | DbError::InvalidIdentity(v) => first(v),
+            DbError::QuotaNotFound { msg } => vec![("msg".to_string(), msg.clone())],
+            DbError::ClusterAlreadyExists { uuid }
+            | DbError::ClusterTemplateAlreadyExists { uuid }
+            | DbError::X509KeyPairAlreadyExists { uuid }
+            | DbError::FederationAlreadyExists { uuid } => {
+                vec![("uuid".to_string(), uuid.clone())]
+            }
+            DbError::NodeGroupAlreadyExists { cluster_id, name } => vec![
+                ("cluster_id".to_string(), cluster_id.clone()),
+                ("name".to_string(), name.clone()),
+            ],
+            DbError::QuotaAlreadyExists {
+                project_id,
+                resource,
+            } => vec![
+                ("project_id".to_string(), project_id.clone()),
+                ("resource".to_string(), resource.clone()),
+            ],
+            _ => Vec::new(),
+        };
+        MagnumError::with_message(kind, e.to_string()).with_kwargs(kwargs)
     }
 }
