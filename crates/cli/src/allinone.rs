@@ -141,6 +141,15 @@ pub fn driver_settings(config: &Config) -> openkeel_drivers::DriverSettings {
     }
 }
 
+/// The driver registry of `[drivers]`, with the simulator when `[openkeel]
+/// enable_simulator_driver` is set: what the conductor runs and the API validates against.
+pub fn driver_registry(config: &Config) -> Arc<openkeel_drivers::DriverRegistry> {
+    Arc::new(openkeel_drivers::DriverRegistry::builtin(
+        driver_settings(config),
+        config.openkeel.enable_simulator_driver,
+    ))
+}
+
 /// The driver registry as the API's template validation sees it.
 pub struct RegistryCatalog(pub Arc<openkeel_drivers::DriverRegistry>);
 
@@ -338,10 +347,7 @@ pub fn build_conductor(
     ),
     StartError,
 > {
-    let drivers = Arc::new(openkeel_drivers::DriverRegistry::builtin(
-        driver_settings(config),
-        config.openkeel.enable_simulator_driver,
-    ));
+    let drivers = driver_registry(config);
     let conductor = openkeel_conductor::Conductor::new(
         db.clone(),
         drivers.clone(),
