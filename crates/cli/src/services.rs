@@ -10,7 +10,7 @@ use openkeel_rpc::oslo::{self, RabbitSettings};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -158,6 +158,17 @@ pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, S
         oslo::server::generate_server_name(),
         Arc::new(dispatcher),
     );
+    // Like oslo.messaging's server.start(): return once the topic queues exist, so that a
+    // cast sent right after start-up is not dropped for want of a bound queue. A broker that
+    // is down does not hold the conductor back: the server keeps retrying.
+    let wait = Duration::from_secs(10);
+    if !server.wait_listening(wait).await {
+        tracing::warn!(
+            topic = %config.conductor.topic,
+            waited_s = wait.as_secs(),
+            "the RPC server is not listening yet (broker unreachable?); it keeps retrying"
+        );
+    }
     let (stop_loops, stop_rx) = tokio::sync::watch::channel(false);
     let loops = allinone::spawn_conductor_loops(config, &conductor, &stop_rx);
     tracing::info!(

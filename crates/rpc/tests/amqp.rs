@@ -138,6 +138,38 @@ async fn admin_channel(url: &str) -> lapin::Channel {
     ch
 }
 
+/// `wait_listening` returns once the topic queue is consumed (oslo's `server.start()`
+/// contract): a cast sent right after it is delivered, never dropped for want of a queue.
+#[tokio::test]
+async fn a_cast_right_after_wait_listening_is_delivered() {
+    let Some(url) = transport_url() else { return };
+    let t = topic();
+    let s = settings(&url, 10);
+    let (server, mut seen) = serve(s.clone(), &t);
+    assert!(server.wait_listening(Duration::from_secs(30)).await);
+    let admin = admin_channel(&url).await;
+    let q = admin
+        .queue_declare(
+            t.as_str().into(),
+            QueueDeclareOptions {
+                passive: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(q.consumer_count(), 1);
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+    caller.cast(&ctx(), "first", Args::new()).await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(10), seen.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.0, "first");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn calls_casts_and_failures_round_trip() {
     let Some(url) = transport_url() else { return };

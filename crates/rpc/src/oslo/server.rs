@@ -53,6 +53,7 @@ pub struct RpcServer {
     stop: watch::Sender<bool>,
     handle: JoinHandle<()>,
     server_name: String,
+    listening: watch::Receiver<bool>,
 }
 
 impl RpcServer {
@@ -64,6 +65,7 @@ impl RpcServer {
         dispatcher: Arc<dyn Dispatcher>,
     ) -> Self {
         let (stop, stop_rx) = watch::channel(false);
+        let (listening_tx, listening) = watch::channel(false);
         let server_name = server_name.into();
         let state = Arc::new(ServerState {
             listen: Broker::new(settings.clone()),
@@ -74,13 +76,26 @@ impl RpcServer {
             seen: Mutex::new(VecDeque::with_capacity(16)),
             permits: Arc::new(Semaphore::new(settings.executor_pool)),
             settings,
+            listening: listening_tx,
         });
         let handle = tokio::spawn(listen_loop(state, stop_rx));
         RpcServer {
             stop,
             handle,
             server_name,
+            listening,
         }
+    }
+
+    /// Wait (at most `timeout`) until the queues are declared and consumed, as
+    /// oslo.messaging's `server.start()` returns only once its consumers exist: a cast sent
+    /// to the topic before then would find no queue bound and be dropped by the broker.
+    /// Returns whether the server listens; when not, it keeps retrying in the background.
+    pub async fn wait_listening(&self, timeout: Duration) -> bool {
+        let mut rx = self.listening.clone();
+        tokio::time::timeout(timeout, rx.wait_for(|l| *l))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     pub fn server_name(&self) -> &str {
@@ -104,6 +119,8 @@ struct ServerState {
     dispatcher: Arc<dyn Dispatcher>,
     seen: Mutex<VecDeque<String>>,
     permits: Arc<Semaphore>,
+    /// True while the consumers are set up.
+    listening: watch::Sender<bool>,
 }
 
 async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
@@ -128,6 +145,7 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
             }
         };
         attempt = 0;
+        state.listening.send_replace(true);
         tracing::info!(topic = %state.topic, server = %state.server_name, "RPC server listening");
         loop {
             let next = tokio::select! {
@@ -157,6 +175,7 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
                 drop(permit);
             });
         }
+        state.listening.send_replace(false);
         last_channel = Some(ch);
         if *stop.borrow() {
             break;
