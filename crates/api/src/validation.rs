@@ -58,6 +58,61 @@ pub trait DriverCatalog: Send + Sync + 'static {
     /// `Driver.get_default_driver()`: `[drivers] default_driver` when set (else
     /// `ClusterDriverNotSupported`), the alphabetically first loaded driver, or `None`.
     fn default_driver(&self) -> Result<Option<String>, MagnumError>;
+
+    /// `enforce_cluster_master_size_supported`: `get_driver(server_type, os, coe)` (the
+    /// template's `driver` is not consulted, as in Magnum) and its
+    /// `validate_master_size(master_count)`. The default is the base driver's rule.
+    fn validate_master_size(
+        &self,
+        server_type: Option<&str>,
+        os: Option<&str>,
+        coe: Option<&str>,
+        master_count: i64,
+    ) -> Result<(), MagnumError> {
+        let _ = (server_type, os, coe);
+        base_validate_master_size(master_count)
+    }
+
+    /// The resize of a master nodegroup: `get_driver_for_cluster` (the template's type and
+    /// `driver`) and its `validate_master_resize(node_count)`. The default is the base
+    /// driver's refusal.
+    fn validate_master_resize(
+        &self,
+        server_type: Option<&str>,
+        os: Option<&str>,
+        coe: Option<&str>,
+        driver: Option<&str>,
+        node_count: i64,
+    ) -> Result<(), MagnumError> {
+        let _ = (server_type, os, coe, driver, node_count);
+        Err(MagnumError::new(ErrorKind::MasterNGResizeNotSupported, &[]))
+    }
+}
+
+/// The base driver's `validate_master_size`: an even count or one below 1 →
+/// `MasterNGSizeInvalid`.
+pub fn base_validate_master_size(master_count: i64) -> Result<(), MagnumError> {
+    if master_count % 2 == 0 || master_count < 1 {
+        return Err(MagnumError::new(
+            ErrorKind::MasterNGSizeInvalid,
+            &[("requested_size", &master_count)],
+        ));
+    }
+    Ok(())
+}
+
+/// A driver's check of an API count: counts the database's `int(11)` cannot hold get the
+/// base rule (they fail later exactly as in Magnum).
+pub fn driver_count_check(
+    driver: &dyn openkeel_drivers::Driver,
+    count: i64,
+    check: fn(&dyn openkeel_drivers::Driver, i32) -> Result<(), MagnumError>,
+    fallback: fn(i64) -> Result<(), MagnumError>,
+) -> Result<(), MagnumError> {
+    match i32::try_from(count) {
+        Ok(n) => check(driver, n),
+        Err(_) => fallback(count),
+    }
 }
 
 impl DriverCatalog for openkeel_drivers::DriverRegistry {
@@ -73,6 +128,39 @@ impl DriverCatalog for openkeel_drivers::DriverRegistry {
 
     fn default_driver(&self) -> Result<Option<String>, MagnumError> {
         self.get_default_driver()
+    }
+
+    fn validate_master_size(
+        &self,
+        server_type: Option<&str>,
+        os: Option<&str>,
+        coe: Option<&str>,
+        master_count: i64,
+    ) -> Result<(), MagnumError> {
+        let d = self.get_driver(server_type, os, coe, None)?;
+        driver_count_check(
+            d.as_ref(),
+            master_count,
+            |d, n| d.validate_master_size(n),
+            base_validate_master_size,
+        )
+    }
+
+    fn validate_master_resize(
+        &self,
+        server_type: Option<&str>,
+        os: Option<&str>,
+        coe: Option<&str>,
+        driver: Option<&str>,
+        node_count: i64,
+    ) -> Result<(), MagnumError> {
+        let d = self.get_driver(server_type, os, coe, driver)?;
+        driver_count_check(
+            d.as_ref(),
+            node_count,
+            |d, n| d.validate_master_resize(n),
+            |_| Err(MagnumError::new(ErrorKind::MasterNGResizeNotSupported, &[])),
+        )
     }
 }
 

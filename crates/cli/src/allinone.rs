@@ -167,6 +167,40 @@ impl openkeel_api::validation::DriverCatalog for RegistryCatalog {
     fn default_driver(&self) -> Result<Option<String>, openkeel_core::error::MagnumError> {
         self.0.get_default_driver()
     }
+
+    fn validate_master_size(
+        &self,
+        server_type: Option<&str>,
+        os: Option<&str>,
+        coe: Option<&str>,
+        master_count: i64,
+    ) -> Result<(), openkeel_core::error::MagnumError> {
+        openkeel_api::validation::DriverCatalog::validate_master_size(
+            self.0.as_ref(),
+            server_type,
+            os,
+            coe,
+            master_count,
+        )
+    }
+
+    fn validate_master_resize(
+        &self,
+        server_type: Option<&str>,
+        os: Option<&str>,
+        coe: Option<&str>,
+        driver: Option<&str>,
+        node_count: i64,
+    ) -> Result<(), openkeel_core::error::MagnumError> {
+        openkeel_api::validation::DriverCatalog::validate_master_resize(
+            self.0.as_ref(),
+            server_type,
+            os,
+            coe,
+            driver,
+            node_count,
+        )
+    }
 }
 
 /// The OpenStack clients' settings: `[keystone_auth]`, `[keystone_authtoken]

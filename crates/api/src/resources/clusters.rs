@@ -430,6 +430,28 @@ async fn load_template(
         .map_err(db)
 }
 
+/// `enforce_cluster_master_size_supported`: the template's driver's `validate_master_size`
+/// (the base driver's rule without a catalogue).
+fn enforce_master_size(
+    state: &ApiState,
+    template: &ClusterTemplate,
+    master_count: Option<&PyValue>,
+) -> Result<(), ApiError> {
+    let as_i64 = |v: &PyValue| match v {
+        PyValue::Int(n) => i64::try_from(*n).ok(),
+        _ => None,
+    };
+    match (master_count.and_then(as_i64), &state.drivers) {
+        (Some(n), Some(drivers)) => Ok(drivers.validate_master_size(
+            template.server_type.as_deref(),
+            template.cluster_distro.as_deref(),
+            template.coe.as_deref(),
+            n,
+        )?),
+        _ => validate_master_size(master_count),
+    }
+}
+
 /// The base driver's `validate_master_size`: an odd count of at least 1.
 fn validate_master_size(master_count: Option<&PyValue>) -> Result<(), ApiError> {
     match master_count {
@@ -475,7 +497,7 @@ async fn create_cluster(
         ))
         .into());
     }
-    validate_master_size(c.getattr(&ct::MASTER_COUNT).as_ref())?;
+    enforce_master_size(state, &template, c.getattr(&ct::MASTER_COUNT).as_ref())?;
     let node_count = c.getattr(&ct::NODE_COUNT);
     if !req.version.at_least(10) && int_of(node_count.as_ref()) == Some(0) {
         return Err(MagnumError::new(ErrorKind::ZeroNodeCountNotSupported, &[]).into());

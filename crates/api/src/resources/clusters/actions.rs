@@ -130,8 +130,25 @@ async fn resize(
         .into());
     }
     if is_master {
-        // The base driver's `validate_master_resize`.
-        return Err(MagnumError::new(ErrorKind::MasterNGResizeNotSupported, &[]).into());
+        // `Driver.get_driver_for_cluster(context, cluster).validate_master_resize(n)`: the
+        // cluster's template by uuid, its type and `driver`; the base driver refuses.
+        let Some(drivers) = &state.drivers else {
+            return Err(MagnumError::new(ErrorKind::MasterNGResizeNotSupported, &[]).into());
+        };
+        let template = cluster_template::get_by_uuid(
+            database(state)?,
+            &Scope::from(&ctx),
+            cluster.cluster_template_id.as_deref().unwrap_or_default(),
+        )
+        .await
+        .map_err(db)?;
+        drivers.validate_master_resize(
+            template.server_type.as_deref(),
+            template.cluster_distro.as_deref(),
+            template.coe.as_deref(),
+            template.driver.as_deref(),
+            node_count,
+        )?;
     }
     let nodes_to_remove: Vec<String> = match f.getattr(&at::NODES_TO_REMOVE) {
         Some(PyValue::List(items)) => items
