@@ -289,8 +289,14 @@ async fn keystone_auth(
     if openkeel_cloud::authtoken::is_public_path(path) {
         return Ok(None);
     }
-    for h in openkeel_cloud::authtoken::AUTH_HEADERS {
-        headers.remove(*h);
+    // The request's few headers against the list, not the ~30 names against the map.
+    let forged: Vec<http::HeaderName> = headers
+        .keys()
+        .filter(|k| openkeel_cloud::authtoken::AUTH_HEADERS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for h in forged {
+        headers.remove(h);
     }
     let get = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
     let user_token = get("x-auth-token").or_else(|| get("x-storage-token"));
@@ -301,10 +307,8 @@ async fn keystone_auth(
     {
         Ok(identity) => {
             // (the span's user_id / project_id are recorded with the context)
-            for (name, value) in &identity.headers {
-                if let Ok(v) = http::HeaderValue::from_str(value) {
-                    headers.insert(http::HeaderName::from_static(name), v);
-                }
+            for (name, value) in &identity.header_values {
+                headers.insert(name.clone(), value.clone());
             }
             Ok(Some(identity.token_info.clone()))
         }

@@ -99,7 +99,7 @@ pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
             state.auth_url.clone(),
         ),
     };
-    ctx.auth_token_info = req.token_info.as_ref().map(|t| Value::clone(t));
+    ctx.auth_token_info = req.token_info.clone();
     let span = tracing::Span::current();
     if let Some(u) = ctx.user_id.as_deref() {
         span.record("user_id", u);

@@ -133,6 +133,10 @@ pub enum AuthFailure {
 #[derive(Debug, Clone)]
 pub struct Identity {
     pub headers: Vec<(&'static str, String)>,
+    /// [`Identity::headers`] as HTTP header values, built once per cache entry (cloning one
+    /// is a reference count, not a copy of the catalogue header). Values that are not valid
+    /// header text are left out, as before.
+    pub header_values: Vec<(reqwest::header::HeaderName, reqwest::header::HeaderValue)>,
     pub token_info: Arc<Value>,
     pub user_id: Option<String>,
     pub project_id: Option<String>,
@@ -398,10 +402,18 @@ impl AuthToken {
             auth_headers(sb, "service-", &mut headers);
         }
         let get = |p: &str| body.pointer(p).and_then(Value::as_str).map(str::to_string);
+        let header_values = headers
+            .iter()
+            .filter_map(|(n, v)| {
+                let name = reqwest::header::HeaderName::from_bytes(n.as_bytes()).ok()?;
+                Some((name, reqwest::header::HeaderValue::from_str(v).ok()?))
+            })
+            .collect();
         let identity = Arc::new(Identity {
             user_id: get("/token/user/id"),
             project_id: get("/token/project/id"),
             headers,
+            header_values,
             token_info: body,
         });
         if let Some(key) = &user_key {

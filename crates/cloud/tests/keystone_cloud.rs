@@ -50,7 +50,7 @@ fn user_ctx(s: &StandIn) -> (RequestContext, String) {
         user_id: Some("demo-user".into()),
         project_id: Some("demo-project".into()),
         auth_token: Some(token.clone()),
-        auth_token_info: s.token_body(&token),
+        auth_token_info: s.token_body(&token).map(std::sync::Arc::new),
         ..Default::default()
     };
     (ctx, token)
@@ -262,7 +262,9 @@ async fn endpoint_type_and_region_choose_the_endpoint() {
     // A token body without a catalogue.
     let ctx = RequestContext {
         auth_token: Some("t".into()),
-        auth_token_info: Some(json!({"token": {"methods": ["password"]}})),
+        auth_token_info: Some(std::sync::Arc::new(
+            json!({"token": {"methods": ["password"]}}),
+        )),
         ..Default::default()
     };
     let e = c.list_networks(&ctx).await.unwrap_err();

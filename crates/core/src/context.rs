@@ -6,6 +6,7 @@
 //! `_context_*` keys and that policy checks see as credentials.
 
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// What Magnum's context carries. Identity fields are `None` when the header was absent.
 #[derive(Clone, Default, PartialEq)]
@@ -23,8 +24,9 @@ pub struct RequestContext {
     /// The user's token. Never logged (see the `Debug` note on [`RequestContext::redacted`]).
     pub auth_token: Option<String>,
     pub auth_url: Option<String>,
-    /// keystonemiddleware's validated token body (`keystone.token_info`).
-    pub auth_token_info: Option<Value>,
+    /// keystonemiddleware's validated token body (`keystone.token_info`), shared with the
+    /// token cache (a body with its catalogue is several KB; requests never copy it).
+    pub auth_token_info: Option<Arc<Value>>,
     pub trust_id: Option<String>,
     pub password: Option<String>,
     /// `X-Roles` split on `,` without trimming; a missing header gives `[""]`, as Magnum.
@@ -127,7 +129,12 @@ impl RequestContext {
     /// Magnum's `RequestContext.to_dict()`: oslo.context's keys updated with Magnum's, in the
     /// order observed on the wire (`rpc.md` §5.1). Policy credentials are this dictionary.
     pub fn to_dict(&self) -> Map<String, Value> {
-        self.to_dict_with(self.auth_token_info.clone().unwrap_or(Value::Null))
+        self.to_dict_with(
+            self.auth_token_info
+                .as_deref()
+                .cloned()
+                .unwrap_or(Value::Null),
+        )
     }
 
     /// `to_dict()` with `auth_token_info` given.
@@ -215,7 +222,9 @@ mod tests {
     fn credentials_without_the_token_body() {
         let ctx = RequestContext {
             user_id: Some("u".into()),
-            auth_token_info: Some(serde_json::json!({"token": {"catalog": [1, 2, 3]}})),
+            auth_token_info: Some(Arc::new(
+                serde_json::json!({"token": {"catalog": [1, 2, 3]}}),
+            )),
             ..Default::default()
         };
         let full = ctx.credentials();

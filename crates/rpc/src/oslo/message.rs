@@ -200,7 +200,11 @@ pub fn context_from_dict(d: &Map<String, Value>) -> RequestContext {
         system_scope: s("system_scope"),
         auth_token: s("auth_token"),
         auth_url: s("auth_url"),
-        auth_token_info: d.get("auth_token_info").filter(|v| !v.is_null()).cloned(),
+        auth_token_info: d
+            .get("auth_token_info")
+            .filter(|v| !v.is_null())
+            .cloned()
+            .map(std::sync::Arc::new),
         trust_id: s("trust_id"),
         password: s("password"),
         roles,
