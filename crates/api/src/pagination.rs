@@ -345,7 +345,7 @@ pub fn next_link(
 /// Bounds how many large collection pages are built at once (the rows of a 1,000-cluster
 /// page take a few MiB; sixteen at once would make the process ten times its idle size).
 /// Requests beyond the bound wait their turn: with the CPU already busy rendering, this
-/// costs no throughput. Sized `2 × available cores` (at least 2, `OPENKEEL_LIST_CONCURRENCY`
+/// costs no throughput. Sized to the available cores (at least 2; `OPENKEEL_LIST_CONCURRENCY`
 /// overrides it); docs/performance.md has the measurement.
 pub async fn list_permit() -> Option<tokio::sync::SemaphorePermit<'static>> {
     static PERMITS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
@@ -356,7 +356,7 @@ pub async fn list_permit() -> Option<tokio::sync::SemaphorePermit<'static>> {
             .filter(|n| *n > 0)
             .unwrap_or_else(|| {
                 std::thread::available_parallelism()
-                    .map_or(2, |n| n.get() * 2)
+                    .map_or(2, |n| n.get())
                     .max(2)
             });
         tokio::sync::Semaphore::new(n)

@@ -199,6 +199,20 @@ impl Database {
         })
     }
 
+    /// Begin a read transaction: one consistent snapshot for several reads (InnoDB's
+    /// REPEATABLE READ view; a deferred `BEGIN` on SQLite, which takes no write lock).
+    pub(crate) async fn begin_read(&self) -> Result<Tx, DbError> {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        let inner = match &self.pool {
+            Pool::MySql(p) => TxInner::MySql(p.begin().await?),
+            Pool::Sqlite(p) => TxInner::Sqlite(p.begin_with("BEGIN").await?),
+        };
+        Ok(Tx {
+            inner,
+            statements: self.statements.clone(),
+        })
+    }
+
     /// Begin a write transaction (`BEGIN IMMEDIATE` on SQLite so that a read-then-write
     /// transaction cannot fail to upgrade its lock).
     pub(crate) async fn begin(&self) -> Result<Tx, DbError> {
@@ -456,6 +470,35 @@ impl Conn<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Rows handed to `f` one by one as the server streams them; nothing is collected.
+    pub(crate) async fn fetch_each(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+        mut f: impl FnMut(&Row) -> Result<(), DbError>,
+    ) -> Result<(), DbError> {
+        use futures_util::TryStreamExt;
+        tracing::trace!(sql, "fetch");
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        match &mut self.kind {
+            ConnKind::MySql(c) => {
+                let q = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args);
+                let mut rows = q.fetch(&mut **c);
+                while let Some(r) = rows.try_next().await? {
+                    f(&Row::MySql(r))?;
+                }
+            }
+            ConnKind::Sqlite(c) => {
+                let q = bind_all!(sqlx::query::<Sqlite>(AssertSqlSafe(sql.to_string())), args);
+                let mut rows = q.fetch(&mut **c);
+                while let Some(r) = rows.try_next().await? {
+                    f(&Row::Sqlite(r))?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Execute a statement; returns (rows affected, last insert id).

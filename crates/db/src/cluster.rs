@@ -242,6 +242,170 @@ pub async fn list_with_node_summaries(
         .collect())
 }
 
+/// A page of clusters read for rendering, one row at a time: the page's keys, its
+/// nodegroup summaries (as [`list_with_node_summaries`]) and its templates' labels are read
+/// first, then [`ClusterPageReader::for_each`] streams the clusters themselves, so that a
+/// page of decoded clusters never exists at once (docs/performance.md, memory). All reads
+/// run in one read transaction on one connection: one consistent snapshot, and no second
+/// connection (an in-memory SQLite database has only one).
+pub struct ClusterPageReader {
+    tx: crate::backend::Tx,
+    sql: String,
+    args: Vec<Val>,
+    keys: usize,
+    groups: std::collections::HashMap<String, Vec<nodegroup::NodeSummary>>,
+    templates: Vec<(String, Option<openkeel_core::objects::StringMap>)>,
+}
+
+/// Open a [`ClusterPageReader`] on the page `page` of the clusters visible in `scope`
+/// matching `filters`. Each distinct template of the page is looked up with the caller's
+/// visibility (Magnum's template prefetch): an invisible one fails the whole list with
+/// `ClusterTemplateNotFound`, as in Magnum.
+pub async fn read_page(
+    db: &Database,
+    scope: &Scope,
+    filters: &ClusterFilters,
+    page: &Page<'_, Cluster>,
+) -> Result<ClusterPageReader, DbError> {
+    let mut w = scoped(scope);
+    filters.apply(&mut w);
+    let p = record::paginate(page, "")?;
+    if let Some((cond, args)) = p.marker {
+        w.raw(cond, args);
+    }
+    let where_sql = w.sql();
+    let args = w.args().to_vec();
+    let mut tx = db.begin_read().await?;
+    let result = async {
+        let mut conn = tx.conn();
+        let key_sql = format!(
+            "SELECT {}, {} FROM {}{}{}",
+            q("uuid"),
+            q("cluster_template_id"),
+            q(Cluster::TABLE),
+            where_sql,
+            p.tail
+        );
+        let mut uuids: Vec<String> = Vec::new();
+        let mut template_ids: Vec<String> = Vec::new();
+        conn.fetch_each(&key_sql, &args, |r| {
+            if let Some(u) = r.opt_string_at(0)? {
+                uuids.push(u);
+            }
+            if let Some(t) = r.opt_string_at(1)?.filter(|t| !t.is_empty()) {
+                if !template_ids.contains(&t) {
+                    template_ids.push(t);
+                }
+            }
+            Ok(())
+        })
+        .await?;
+        let keys = uuids.len();
+        let refs: Vec<&str> = uuids.iter().map(String::as_str).collect();
+        let groups = nodegroup::compact_summaries_for_clusters_on(&mut conn, scope, &refs).await?;
+        drop(refs);
+        drop(uuids);
+        let mut templates = Vec::with_capacity(template_ids.len());
+        for tid in template_ids {
+            let mut tw = crate::cluster_template::visible(scope, &Default::default());
+            tw.eq("uuid", tid.as_str());
+            let rows = record::select_where::<openkeel_core::objects::ClusterTemplate>(
+                &mut conn, &tw, false,
+            )
+            .await?;
+            let t = record::one(
+                rows,
+                || DbError::ClusterTemplateNotFound(tid.clone()),
+                || DbError::Conflict(format!("Multiple ClusterTemplates match {tid}")),
+            )?;
+            templates.push((tid, t.labels));
+        }
+        Ok::<_, DbError>((keys, groups, templates))
+    }
+    .await;
+    match result {
+        Ok((keys, groups, templates)) => Ok(ClusterPageReader {
+            tx,
+            sql: format!("{}{}{}", record::select_all::<Cluster>(), where_sql, p.tail),
+            args,
+            keys,
+            groups,
+            templates,
+        }),
+        Err(e) => {
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+    }
+}
+
+impl ClusterPageReader {
+    /// How many clusters the page has.
+    pub fn len(&self) -> usize {
+        self.keys
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys == 0
+    }
+
+    /// The labels of the page's templates, by template uuid.
+    pub fn template_labels(&self, uuid: &str) -> Option<&openkeel_core::objects::StringMap> {
+        self.templates
+            .iter()
+            .find(|(t, _)| t == uuid)
+            .and_then(|(_, l)| l.as_ref())
+    }
+
+    /// Stream the page: `f(cluster, its nodegroups, its template's labels)` for each cluster
+    /// in page order, as its row arrives.
+    pub async fn for_each(
+        self,
+        mut f: impl FnMut(
+            Cluster,
+            Vec<NodeGroup>,
+            Option<&openkeel_core::objects::StringMap>,
+        ) -> Result<(), DbError>,
+    ) -> Result<(), DbError> {
+        let ClusterPageReader {
+            mut tx,
+            sql,
+            args,
+            mut groups,
+            templates,
+            ..
+        } = self;
+        let result = {
+            let mut conn = tx.conn();
+            conn.fetch_each(&sql, &args, |r| {
+                let c = Cluster::from_row(r)?;
+                let ngs = c
+                    .uuid
+                    .as_deref()
+                    .and_then(|u| {
+                        let summaries = groups.remove(u)?;
+                        Some(
+                            summaries
+                                .into_iter()
+                                .map(|s| s.into_nodegroup(u))
+                                .collect::<Vec<_>>(),
+                        )
+                    })
+                    .unwrap_or_default();
+                let labels = c.cluster_template_id.as_deref().and_then(|tid| {
+                    templates
+                        .iter()
+                        .find(|(t, _)| t == tid)
+                        .and_then(|(_, l)| l.as_ref())
+                });
+                f(c, ngs, labels)
+            })
+            .await
+        };
+        tx.finish(result).await
+    }
+}
+
 /// `get_cluster_count_all`: visible clusters matching `filters`.
 pub async fn count(db: &Database, scope: &Scope, filters: &ClusterFilters) -> Result<i64, DbError> {
     let mut w = scoped(scope);

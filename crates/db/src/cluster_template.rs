@@ -89,7 +89,7 @@ impl ClusterTemplateFilters {
 }
 
 /// `(tenant AND filters) OR (public AND NOT hidden) [OR (public AND hidden) for admins]`.
-fn visible(scope: &Scope, filters: &ClusterTemplateFilters) -> Where {
+pub(crate) fn visible(scope: &Scope, filters: &ClusterTemplateFilters) -> Where {
     let mut own = Where::new();
     scope.tenant_filter(&mut own);
     filters.apply(&mut own);

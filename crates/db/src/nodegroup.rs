@@ -231,6 +231,72 @@ pub(crate) async fn summaries_for_clusters_on(
     Ok(out)
 }
 
+/// What a cluster list needs of one nodegroup (its view's node and master counts and
+/// addresses), a few dozen bytes instead of a whole [`NodeGroup`].
+#[derive(Debug, Clone)]
+pub(crate) struct NodeSummary {
+    role: Option<String>,
+    node_count: Option<i32>,
+    node_addresses: Option<Vec<String>>,
+    is_default: Option<bool>,
+}
+
+impl NodeSummary {
+    /// A [`NodeGroup`] with the summary's fields (what [`summaries_for_clusters_on`] gives).
+    pub(crate) fn into_nodegroup(self, cluster_id: &str) -> NodeGroup {
+        NodeGroup {
+            cluster_id: cluster_id.to_string(),
+            role: self.role,
+            node_count: self.node_count,
+            node_addresses: self.node_addresses,
+            is_default: self.is_default,
+            ..NodeGroup::default()
+        }
+    }
+}
+
+/// [`summaries_for_clusters_on`] reading only the five columns the summaries hold, kept as
+/// [`NodeSummary`]s (same scoping, same id order).
+pub(crate) async fn compact_summaries_for_clusters_on(
+    conn: &mut Conn<'_>,
+    scope: &Scope,
+    cluster_uuids: &[&str],
+) -> Result<HashMap<String, Vec<NodeSummary>>, DbError> {
+    const T: &str = "nodegroup";
+    let mut out: HashMap<String, Vec<NodeSummary>> = HashMap::with_capacity(cluster_uuids.len());
+    for chunk in cluster_uuids.chunks(10_000) {
+        let mut w = Where::new();
+        scope.nodegroup_filter(&mut w);
+        w.in_list("cluster_id", chunk.iter().map(|u| Val::from(*u)).collect());
+        let sql = format!(
+            "SELECT {}, {}, {}, {}, {} FROM {}{} ORDER BY {}",
+            record::q("cluster_id"),
+            record::q("role"),
+            record::q("node_count"),
+            record::q("node_addresses"),
+            record::q("is_default"),
+            record::q(T),
+            w.sql(),
+            record::q("id"),
+        );
+        conn.fetch_each(&sql, w.args(), |r| {
+            let cluster_id = record::kind::string::decode(T, r, "cluster_id")?;
+            let summary = NodeSummary {
+                role: record::kind::opt_string::decode(T, r, "role")?,
+                node_count: record::kind::opt_int::decode(T, r, "node_count")?,
+                node_addresses: record::kind::opt_list::decode(T, r, "node_addresses")?,
+                is_default: record::kind::opt_bool::decode(T, r, "is_default")?,
+            };
+            out.entry(cluster_id)
+                .or_insert_with(|| Vec::with_capacity(2))
+                .push(summary);
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(out)
+}
+
 /// `get_cluster_nodegroup_count`.
 pub async fn count(db: &Database, scope: &Scope, cluster_id: &str) -> Result<i64, DbError> {
     let w = scoped(scope, cluster_id);

@@ -255,44 +255,29 @@ async fn list(state: &ApiState, req: &RequestInfo, detail: bool) -> Result<Reply
         sort_key: Some(&params.sort_key),
         sort_dir: Some(&params.sort_dir),
     };
-    let rows = cluster::list_with_node_summaries(dbh, &scope, &Default::default(), &page)
+    // The page's keys, nodegroup summaries and templates first (a template the caller
+    // cannot see fails the whole list, as Magnum's prefetch does, for summaries too), then
+    // each cluster is rendered into the body as its row arrives: the page never exists as
+    // decoded rows nor as one JSON tree (docs/performance.md, memory).
+    let reader = cluster::read_page(dbh, &scope, &Default::default(), &page)
         .await
         .map_err(db)?;
-    // One template look-up per distinct template of the page (Magnum's prefetch), done for
-    // summaries too: an invisible template fails the whole list.
-    let mut templates: Vec<(String, Option<StringMap>)> = Vec::new();
-    for (c, _) in &rows {
-        let Some(tid) = c.cluster_template_id.as_deref().filter(|t| !t.is_empty()) else {
-            continue;
-        };
-        if templates.iter().any(|(t, _)| t == tid) {
-            continue;
-        }
-        let t = cluster_template::get_by_uuid(dbh, &scope, tid)
-            .await
-            .map_err(db)?;
-        templates.push((tid.to_string(), t.labels));
-    }
-    let last = rows
-        .last()
-        .and_then(|(c, _)| c.uuid.clone())
-        .unwrap_or_default();
-    // Each item is rendered and dropped in turn, and each row is freed once written: the
-    // page never exists as one JSON tree (docs/performance.md, memory).
     let per_item = if detail { 1_200 } else { 700 };
-    let mut body = pagination::CollectionWriter::new("clusters", rows.len() * per_item);
-    for (c, ngs) in rows {
-        let item = if detail {
-            let labels = templates
-                .iter()
-                .find(|(t, _)| Some(t.as_str()) == c.cluster_template_id.as_deref())
-                .and_then(|(_, l)| l.as_ref());
-            view::cluster_full(&c, &ngs, labels, req.version, &req.host_url, None)
-        } else {
-            view::cluster_summary(&c, &ngs, req.version, &req.host_url)
-        };
-        body.push(&item);
-    }
+    let mut body = pagination::CollectionWriter::new("clusters", reader.len() * per_item);
+    let mut last = String::new();
+    reader
+        .for_each(|c, ngs, labels| {
+            let item = if detail {
+                view::cluster_full(&c, &ngs, labels, req.version, &req.host_url, None)
+            } else {
+                view::cluster_summary(&c, &ngs, req.version, &req.host_url)
+            };
+            body.push(&item);
+            last = c.uuid.unwrap_or_default();
+            Ok(())
+        })
+        .await
+        .map_err(db)?;
     let url = if detail {
         "clusters/detail"
     } else {

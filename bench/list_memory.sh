@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Resident memory of the all-in-one server (SQLite) while it answers concurrent
+# 1,000-cluster lists (docs/performance.md, memory). No reference rig needed.
+#   BENCH_CLUSTERS=1000 BENCH_CONNECTIONS=16 BENCH_SECONDS=15 BENCH_BUILD=1 bench/list_memory.sh
+# Prints VmRSS at idle, VmHWM after the load, and wrk's req/s. Extra server environment can be
+# given in BENCH_ENV (e.g. "OPENKEEL_LIST_CONCURRENCY=1").
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$HERE")
+N=${BENCH_CLUSTERS:-1000}
+C=${BENCH_CONNECTIONS:-16}
+SECS=${BENCH_SECONDS:-15}
+PORT=${BENCH_PORT:-9821}
+command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
+if [ "${BENCH_BUILD:-1}" = 1 ]; then
+    (cd "$ROOT" && cargo build --release -p openkeel >&2)
+fi
+BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
+RUN=$(mktemp -d)
+SERVER=
+cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm -rf "$RUN"; }
+trap cleanup EXIT
+printf '[DEFAULT]\nperiodic_enable = false\n' >"$RUN/ok.conf"
+mkdir -p "$RUN/data"
+"$BIN/openkeel-db-manage" --database-url "sqlite:///$RUN/data/openkeel.sqlite" upgrade >/dev/null
+python3 "$HERE/seed.py" --sqlite "$RUN/data/openkeel.sqlite" -n "$N" --project bench-project \
+    --seed 1 --timestamp '2026-12-01 00:00:00' >/dev/null
+env ${BENCH_ENV:-} "$BIN/openkeel" --data-dir "$RUN/data" --bind "127.0.0.1:$PORT" \
+    --config-file "$RUN/ok.conf" >"$RUN/server.log" 2>&1 &
+SERVER=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/" >/dev/null && break; sleep 0.1; done
+H=(-H "X-User-Id: bench-user" -H "X-Project-Id: bench-project" -H "X-Roles: member,reader"
+   -H "OpenStack-API-Version: container-infra latest")
+got=$(curl -sf "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters/detail" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["clusters"]))')
+[ "$got" = "$N" ] || { echo "the list returned $got clusters, not $N" >&2; exit 1; }
+kb() { awk -v k="$1:" '$1==k {print $2}' "/proc/$SERVER/status"; }
+idle=$(kb VmRSS)
+wrk -t2 -c"$C" -d"${SECS}s" "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters/detail" >"$RUN/wrk.txt"
+hwm=$(kb VmHWM); after=$(kb VmRSS)
+rps=$(awk '/Requests\/sec/ {print $2}' "$RUN/wrk.txt")
+p99=$(awk '/Latency/ {print $2; exit}' "$RUN/wrk.txt")
+printf 'clusters=%s connections=%s req/s=%s mean_latency=%s idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
+    "$N" "$C" "$rps" "$p99" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
+    "$(echo "$after/1024" | bc -l)" "${BENCH_ENV:-}"
