@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Resident memory of the all-in-one server (SQLite) while it answers concurrent
-# 1,000-cluster lists (docs/performance.md, memory). No reference rig needed.
+# Resident memory of the all-in-one server while it answers concurrent 1,000-cluster lists
+# (docs/performance.md, memory). No reference rig needed.
 #   BENCH_CLUSTERS=1000 BENCH_CONNECTIONS=16 BENCH_SECONDS=15 BENCH_BUILD=1 bench/list_memory.sh
+#   BENCH_DB=mariadb bench/list_memory.sh    # the test MariaDB (tests/services/start.sh first)
 # Prints VmRSS at idle, VmHWM after the load, and wrk's req/s. Extra server environment can be
 # given in BENCH_ENV (e.g. "OPENKEEL_LIST_CONCURRENCY=1").
 set -euo pipefail
@@ -22,9 +23,30 @@ cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm
 trap cleanup EXIT
 printf '[DEFAULT]\nperiodic_enable = false\n' >"$RUN/ok.conf"
 mkdir -p "$RUN/data"
-"$BIN/openkeel-db-manage" --database-url "sqlite:///$RUN/data/openkeel.sqlite" upgrade >/dev/null
-python3 "$HERE/seed.py" --sqlite "$RUN/data/openkeel.sqlite" -n "$N" --project bench-project \
-    --seed 1 --timestamp '2026-12-01 00:00:00' >/dev/null
+SEED=(-n "$N" --project bench-project --seed 1 --timestamp '2026-12-01 00:00:00')
+case ${BENCH_DB:-sqlite} in
+sqlite)
+    "$BIN/openkeel-db-manage" --database-url "sqlite:///$RUN/data/openkeel.sqlite" upgrade >/dev/null 2>&1
+    python3 "$HERE/seed.py" --sqlite "$RUN/data/openkeel.sqlite" "${SEED[@]}" >/dev/null ;;
+mariadb)
+    eval "$("$ROOT/tests/services/env.sh")"
+    DB=okbench_mem_$$
+    mdb() {  # mdb SQL: run one statement as the test MariaDB's user
+        "$OPENKEEL_TEST_VENV/bin/python" -c '
+import sys, urllib.parse, pymysql
+u = urllib.parse.urlparse(sys.argv[1])
+pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username,
+                password=urllib.parse.unquote(u.password or "")).cursor().execute(sys.argv[2])
+' "$OPENKEEL_TEST_MYSQL_URL" "$1"
+    }
+    mdb "CREATE DATABASE \`$DB\`"
+    trap 'cleanup; mdb "DROP DATABASE IF EXISTS \`$DB\`"' EXIT
+    URL="${OPENKEEL_TEST_MYSQL_URL%/}/$DB"
+    "$BIN/openkeel-db-manage" --database-url "$URL" upgrade >/dev/null 2>&1
+    "$OPENKEEL_TEST_VENV/bin/python" "$HERE/seed.py" --mysql "${URL/mysql:/mysql+pymysql:}" "${SEED[@]}" >/dev/null
+    printf '[database]\nconnection = %s\n' "$URL" >>"$RUN/ok.conf" ;;
+*) echo "BENCH_DB is sqlite or mariadb" >&2; exit 1 ;;
+esac
 env ${BENCH_ENV:-} "$BIN/openkeel" --data-dir "$RUN/data" --bind "127.0.0.1:$PORT" \
     --config-file "$RUN/ok.conf" >"$RUN/server.log" 2>&1 &
 SERVER=$!
@@ -39,6 +61,6 @@ wrk -t2 -c"$C" -d"${SECS}s" "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters/detail
 hwm=$(kb VmHWM); after=$(kb VmRSS)
 rps=$(awk '/Requests\/sec/ {print $2}' "$RUN/wrk.txt")
 p99=$(awk '/Latency/ {print $2; exit}' "$RUN/wrk.txt")
-printf 'clusters=%s connections=%s req/s=%s mean_latency=%s idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
-    "$N" "$C" "$rps" "$p99" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
+printf 'db=%s clusters=%s connections=%s req/s=%s mean_latency=%s idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
+    "${BENCH_DB:-sqlite}" "$N" "$C" "$rps" "$p99" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
     "$(echo "$after/1024" | bc -l)" "${BENCH_ENV:-}"
