@@ -371,10 +371,13 @@ impl ClusterPageReader {
             mut tx,
             sql,
             args,
+            keys,
             mut groups,
             templates,
-            ..
         } = self;
+        if keys == 0 {
+            return tx.finish(Ok(())).await;
+        }
         let result = {
             let mut conn = tx.conn();
             conn.fetch_each(&sql, &args, |r| {

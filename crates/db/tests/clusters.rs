@@ -851,3 +851,115 @@ async fn rows_written_by_migrations_with_nulls_are_readable() {
         ));
     });
 }
+
+/// `read_page` (what the API's lists stream) gives, cluster by cluster, what
+/// `list_with_node_summaries` returns, with each cluster's template labels, in a fixed number
+/// of statements; a template the caller cannot see fails the whole page.
+#[tokio::test]
+async fn read_page_streams_the_page_with_summaries_and_template_labels() {
+    use openkeel_core::objects::ClusterTemplate;
+    on_every_backend!(|db, _backend| {
+        let mut labels = StringMap::new();
+        labels.insert("k".into(), "v".into());
+        let t = openkeel_db::cluster_template::create(
+            db,
+            &ClusterTemplate {
+                name: Some("t".into()),
+                project_id: Some("p1".into()),
+                labels: Some(labels.clone()),
+                ..ClusterTemplate::default()
+            },
+        )
+        .await
+        .unwrap();
+        let hidden = openkeel_db::cluster_template::create(
+            db,
+            &ClusterTemplate {
+                name: Some("other".into()),
+                project_id: Some("p2".into()),
+                ..ClusterTemplate::default()
+            },
+        )
+        .await
+        .unwrap();
+        for i in 0..6 {
+            let mut c = cl(&format!("c{i}"), "p1");
+            c.cluster_template_id = t.uuid.clone();
+            let c = cluster::create(db, &c).await.unwrap();
+            for j in 0..(i % 3) {
+                let mut n = ng(
+                    &c,
+                    &format!("ng{j}"),
+                    if j == 0 { "master" } else { "worker" },
+                    j + 1,
+                );
+                n.node_addresses = Some(vec![format!("10.0.{i}.{j}")]);
+                nodegroup::create(db, &n).await.unwrap();
+            }
+        }
+        for (scope, page) in [
+            (Scope::project("p1"), Page::all()),
+            (Scope::project("p1"), Page::all().limit(4)),
+            (Scope::project("nobody"), Page::all()),
+        ] {
+            let want =
+                cluster::list_with_node_summaries(db, &scope, &ClusterFilters::default(), &page)
+                    .await
+                    .unwrap();
+            let before = db.statement_count();
+            let reader = cluster::read_page(db, &scope, &ClusterFilters::default(), &page)
+                .await
+                .unwrap();
+            assert_eq!(reader.len(), want.len());
+            let mut got = Vec::new();
+            reader
+                .for_each(|c, ngs, l| {
+                    got.push((c, ngs, l.cloned()));
+                    Ok(())
+                })
+                .await
+                .unwrap();
+            // BEGIN, keys, nodegroups, one per template, page, COMMIT; an empty page is
+            // BEGIN, keys, COMMIT.
+            let statements = if want.is_empty() { 3 } else { 6 };
+            assert_eq!(db.statement_count() - before, statements);
+            assert_eq!(got.len(), want.len());
+            for ((c, ngs, l), (wc, wngs)) in got.iter().zip(&want) {
+                assert_eq!(c, wc);
+                assert_eq!(l.as_ref(), Some(&labels));
+                let slim = |v: &[NodeGroup]| -> Vec<_> {
+                    v.iter()
+                        .map(|n| {
+                            (
+                                n.role.clone(),
+                                n.node_count,
+                                n.node_addresses.clone(),
+                                n.is_default,
+                            )
+                        })
+                        .collect()
+                };
+                assert_eq!(slim(ngs), slim(wngs));
+            }
+        }
+        // A cluster on a template p1 cannot see fails p1's page, as Magnum's prefetch does.
+        let mut c = cl("odd", "p1");
+        c.cluster_template_id = hidden.uuid.clone();
+        cluster::create(db, &c).await.unwrap();
+        let err = cluster::read_page(
+            db,
+            &Scope::project("p1"),
+            &ClusterFilters::default(),
+            &Page::all(),
+        )
+        .await
+        .err()
+        .unwrap();
+        assert!(
+            matches!(err, DbError::ClusterTemplateNotFound(_)),
+            "{err:?}"
+        );
+        // The connection went back to the pool with no transaction open: writes still work.
+        cluster::create(db, &cl("after", "p1")).await.unwrap();
+    });
+}
