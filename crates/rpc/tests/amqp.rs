@@ -1,7 +1,8 @@
 //! The oslo.messaging transport against a real RabbitMQ (tests/run.sh starts it): calls,
 //! casts, failures, timeouts, the declared topology, the message properties, and broker
-//! outages (simulated with a TCP proxy in front of the broker, so the shared test broker is
-//! never restarted).
+//! outages (simulated with a TCP proxy in front of the broker, so that the other tests of
+//! this binary keep their broker; the real restart is `broker_restart.rs`, alone in its
+//! binary).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use async_trait::async_trait;
