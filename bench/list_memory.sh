@@ -57,10 +57,10 @@ got=$(curl -sf "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters/detail" | python3 -
 [ "$got" = "$N" ] || { echo "the list returned $got clusters, not $N" >&2; exit 1; }
 kb() { awk -v k="$1:" '$1==k {print $2}' "/proc/$SERVER/status"; }
 idle=$(kb VmRSS)
-wrk -t2 -c"$C" -d"${SECS}s" "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters/detail" >"$RUN/wrk.txt"
+wrk --latency -t2 -c"$C" -d"${SECS}s" "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters/detail" >"$RUN/wrk.txt"
 hwm=$(kb VmHWM); after=$(kb VmRSS)
 rps=$(awk '/Requests\/sec/ {print $2}' "$RUN/wrk.txt")
-p99=$(awk '/Latency/ {print $2; exit}' "$RUN/wrk.txt")
-printf 'db=%s clusters=%s connections=%s req/s=%s mean_latency=%s idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
+p99=$(awk '$1 == "99%" {print $2; exit}' "$RUN/wrk.txt")
+printf 'db=%s clusters=%s connections=%s req/s=%s p99=%s idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
     "${BENCH_DB:-sqlite}" "$N" "$C" "$rps" "$p99" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
     "$(echo "$after/1024" | bc -l)" "${BENCH_ENV:-}"
