@@ -185,6 +185,7 @@ setup_services() {
         record rabbitmq $((SECONDS - start)) "$([ "$rc" = 0 ] && echo started || echo reused)"
         [ "$rc" = 10 ] && [ ! -e "$OK_RPID.by-run" ] && REUSED="$REUSED rabbitmq"
         export OPENKEEL_TEST_RABBIT_URL="$OK_RABBIT_URL"
+        export OPENKEEL_TEST_RABBIT_TLS_URL="$OK_RABBIT_TLS_URL" OPENKEEL_TEST_RABBIT_TLS_DIR="$OK_RABBIT_TLS_DIR"
     else
         record rabbitmq $((SECONDS - start)) FAILED
         service_missing "RabbitMQ"

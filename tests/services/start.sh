@@ -24,7 +24,7 @@ ok_unlock
 "$OK_SERVICES_DIR/barbican.sh" start >/dev/null || [ "$?" = 10 ] || exit 1
 
 eval "$(ok_env_lines 2>/dev/null)"
-export OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV \
+export OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_RABBIT_TLS_URL OPENKEEL_TEST_RABBIT_TLS_DIR OPENKEEL_TEST_VENV \
     OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
 "$OK_SERVICES_DIR/check.sh"
 ok_log "services of $OK_HOME are up and stay up (tests/services/stop.sh stops them); for cargo:"

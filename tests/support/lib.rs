@@ -53,6 +53,18 @@ pub fn rabbit_url() -> Option<String> {
     require("OPENKEEL_TEST_RABBIT_URL", "RabbitMQ")
 }
 
+/// The test RabbitMQ's AMQPS listener, which requires a client certificate:
+/// (`amqp://…@localhost:<port>/%2f`, the directory with `ca.pem`, `client.pem` and
+/// `client.key`), or `None` outside CI when it is missing.
+pub fn rabbit_tls() -> Option<(String, PathBuf)> {
+    let url = require("OPENKEEL_TEST_RABBIT_TLS_URL", "RabbitMQ over TLS")?;
+    let dir = require(
+        "OPENKEEL_TEST_RABBIT_TLS_DIR",
+        "the test RabbitMQ's TLS files",
+    )?;
+    Some((url, PathBuf::from(dir)))
+}
+
 /// URL of the test Barbican API (`tests/services/barbican.sh`), or `None` outside CI when it
 /// is missing.
 pub fn barbican_url() -> Option<String> {

@@ -132,3 +132,70 @@ async fn amqps_with_the_configured_ca_works_and_an_untrusted_broker_is_refused()
     assert_eq!(e.kind(), ErrorKind::ServiceUnavailable);
     server.stop().await;
 }
+
+/// The real broker's own TLS listener (`tests/services/lib.sh`: `verify_peer`,
+/// `fail_if_no_peer_cert`): OpenKeel presents `ssl_cert_file` / `ssl_key_file` as its client
+/// identity, also with the key inside the certificate file (Python's `load_cert_chain`
+/// without a key file); without an identity the broker refuses the connection, and a key
+/// without a certificate is a configuration error, not a connection without identity.
+#[tokio::test]
+async fn the_real_broker_requiring_a_client_certificate_accepts_the_configured_one() {
+    let Some((url, dir)) = openkeel_tests::rabbit_tls() else {
+        return;
+    };
+    let url = url.replacen("amqp://", "rabbit://", 1);
+    let path = |f: &str| dir.join(f).display().to_string();
+    let scratch = tempfile::tempdir().unwrap();
+    let combined = scratch.path().join("client-with-key.pem");
+    let mut both = std::fs::read(dir.join("client.pem")).unwrap();
+    both.extend(std::fs::read(dir.join("client.key")).unwrap());
+    std::fs::write(&combined, both).unwrap();
+
+    let settings = |cert: Option<String>, key: Option<String>, timeout: u64| {
+        let mut s = RabbitSettings::for_url(&url, "openkeel-test").unwrap();
+        s.ssl = true;
+        s.ssl_ca_file = Some(path("ca.pem"));
+        s.ssl_cert_file = cert;
+        s.ssl_key_file = key;
+        s.rpc_response_timeout = Duration::from_secs(timeout);
+        s.retry_interval = Duration::from_millis(200);
+        s.interval_max = Duration::from_secs(1);
+        Arc::new(s)
+    };
+    let ctx = RequestContext {
+        request_id: RequestContext::new_request_id(),
+        ..Default::default()
+    };
+    let topic = format!("okt-mtls-{}", uuid::Uuid::new_v4().simple());
+    let identity = settings(Some(path("client.pem")), Some(path("client.key")), 20);
+    let server = RpcServer::start(identity.clone(), topic.clone(), "mtls", Arc::new(Echo));
+    assert!(
+        server.wait_listening(Duration::from_secs(20)).await,
+        "the RPC server listens over AMQPS with its client certificate"
+    );
+
+    let mut a = Args::new();
+    a.insert("over".into(), json!("mutual tls"));
+    for (what, s) in [
+        ("certificate and key files", identity.clone()),
+        (
+            "the key inside the certificate file",
+            settings(Some(combined.display().to_string()), None, 20),
+        ),
+    ] {
+        let caller = AmqpCaller::new(s, topic.clone());
+        let got = caller.call(&ctx, "echo", a.clone()).await;
+        assert_eq!(got.ok(), Some(Value::Object(a.clone())), "{what}");
+    }
+
+    // No client certificate: the broker ends the handshake ("certificate required").
+    let anonymous = AmqpCaller::new(settings(None, None, 2), topic.clone());
+    let e = anonymous.cast(&ctx, "echo", Args::new()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ServiceUnavailable, "{e:?}");
+
+    // A key file without a certificate file: refused before any connection is tried.
+    let keyless = AmqpCaller::new(settings(None, Some(path("client.key")), 2), topic);
+    let e = keyless.cast(&ctx, "echo", Args::new()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ServiceUnavailable, "{e:?}");
+    server.stop().await;
+}

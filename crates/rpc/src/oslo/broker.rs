@@ -106,16 +106,21 @@ impl Broker {
             }
         };
         let cert_chain = read(&self.settings.ssl_ca_file)?;
+        let file = |p: &str| std::fs::read(p).map_err(|e| BrokerError::Tls(format!("{p}: {e}")));
+        // As Python's `SSLContext.load_cert_chain(certfile, keyfile)`, which oslo.messaging
+        // ends in: without `ssl_key_file` the key is read from `ssl_cert_file`; a key without
+        // a certificate is an error, never a connection without the identity.
         let identity = match (&self.settings.ssl_cert_file, &self.settings.ssl_key_file) {
-            (Some(c), Some(k)) => {
-                let der =
-                    |p: &str| std::fs::read(p).map_err(|e| BrokerError::Tls(format!("{p}: {e}")));
-                Some(lapin::tcp::OwnedIdentity::PKCS8 {
-                    pem: der(c)?,
-                    key: der(k)?,
-                })
+            (Some(c), key) => Some(lapin::tcp::OwnedIdentity::PKCS8 {
+                pem: file(c)?,
+                key: file(key.as_deref().unwrap_or(c))?,
+            }),
+            (None, Some(_)) => {
+                return Err(BrokerError::Tls(
+                    "[oslo_messaging_rabbit] ssl_key_file is set without ssl_cert_file".into(),
+                ))
             }
-            _ => None,
+            (None, None) => None,
         };
         Ok(lapin::tcp::OwnedTLSConfig {
             identity,
