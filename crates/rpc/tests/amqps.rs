@@ -1,7 +1,9 @@
-//! AMQPS: `[oslo_messaging_rabbit] ssl = true` with `ssl_ca_file`. The test RabbitMQ listens
-//! in plain text only, so a TLS-terminating proxy (rustls, a certificate from a CA made here)
-//! stands in front of it: the transport's TLS handshake, trust of the configured CA and host
-//! name check are real; the broker behind is the real one.
+//! AMQPS: `[oslo_messaging_rabbit] ssl = true` with `ssl_ca_file`, `ssl_cert_file` and
+//! `ssl_key_file`.
+//! - Against the test RabbitMQ's own TLS listener (`tests/services/lib.sh`), which requires a
+//!   client certificate from its test CA: the client identity is really presented.
+//! - Through a TLS-terminating proxy (rustls, a CA made here) in front of the plain
+//!   listener: trust of the configured CA only, and refusal of a broker it did not sign.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use async_trait::async_trait;

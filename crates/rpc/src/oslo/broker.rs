@@ -300,17 +300,36 @@ impl Broker {
     }
 
     /// A transient queue name: `<prefix>_<uuid4 hex>`, or with `use_queue_manager`
-    /// `<prefix>_<hostname>:<processname>:<n>`.
+    /// `<prefix>_<hostname>:<processname>:<n>`, `n` counting from 1 per (hostname,
+    /// processname) in this process, as oslo.messaging's `QManager` counts per process group
+    /// (it restarts at 1 when the service restarts, so the same names come back).
     pub fn transient_name(&self, prefix: &str) -> String {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
         match &self.settings.queue_manager {
-            Some((host, process)) => format!(
-                "{prefix}_{host}:{process}:{}",
-                COUNTER.fetch_add(1, Ordering::Relaxed) + 1
-            ),
+            Some((host, process)) => {
+                format!(
+                    "{prefix}_{host}:{process}:{}",
+                    queue_manager_next(host, process)
+                )
+            }
             None => format!("{prefix}_{}", super::message::new_id()),
         }
     }
+}
+
+/// The next `use_queue_manager` counter value for (hostname, processname).
+fn queue_manager_next(host: &str, process: &str) -> usize {
+    static COUNTERS: std::sync::Mutex<Vec<(String, String, usize)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut counters = COUNTERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(c) = counters
+        .iter_mut()
+        .find(|(h, p, _)| h == host && p == process)
+    {
+        c.2 += 1;
+        return c.2;
+    }
+    counters.push((host.to_string(), process.to_string(), 1));
+    1
 }
 
 /// The properties of every message oslo.messaging publishes (rpc.md §3).

@@ -190,7 +190,10 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
         state.permits.acquire_many(all),
     )
     .await;
-    if let Some(ch) = last_channel {
+    // As oslo.messaging: a fanout queue with a random name is deleted; with
+    // `use_queue_manager` its name comes back after a restart, so it is kept (its
+    // `x-expires` policy removes it if the service does not come back).
+    if let Some(ch) = last_channel.filter(|_| state.settings.queue_manager.is_none()) {
         let _ = ch
             .queue_delete(fanout_queue.as_str().into(), QueueDeleteOptions::default())
             .await;
