@@ -3,7 +3,9 @@
 # (docs/performance.md, memory). No reference rig needed.
 #   BENCH_CLUSTERS=1000 BENCH_CONNECTIONS=16 BENCH_SECONDS=15 BENCH_BUILD=1 bench/list_memory.sh
 #   BENCH_DB=mariadb bench/list_memory.sh    # the test MariaDB (tests/services/start.sh first)
-# Prints VmRSS at idle, VmHWM after the load, and wrk's req/s. Extra server environment can be
+#   BENCH_REQUEST=show bench/list_memory.sh  # GET /v1/clusters/<uuid> instead of the list
+#   BENCH_PERF=/tmp/perf.data ...            # perf record -g of the server during the load
+# Prints VmRSS at idle, VmHWM after the load, and wrk's req/s and p99. Extra server environment can be
 # given in BENCH_ENV (e.g. "OPENKEEL_LIST_CONCURRENCY=1").
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -55,12 +57,22 @@ H=(-H "X-User-Id: bench-user" -H "X-Project-Id: bench-project" -H "X-Roles: memb
    -H "OpenStack-API-Version: container-infra latest")
 got=$(curl -sf "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters/detail" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["clusters"]))')
 [ "$got" = "$N" ] || { echo "the list returned $got clusters, not $N" >&2; exit 1; }
+TARGET="http://127.0.0.1:$PORT/v1/clusters/detail"
+if [ "${BENCH_REQUEST:-list}" = show ]; then
+    uuid=$(curl -sf "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["clusters"][0]["uuid"])')
+    TARGET="http://127.0.0.1:$PORT/v1/clusters/$uuid"
+fi
 kb() { awk -v k="$1:" '$1==k {print $2}' "/proc/$SERVER/status"; }
 idle=$(kb VmRSS)
-wrk --latency -t2 -c"$C" -d"${SECS}s" "${H[@]}" "http://127.0.0.1:$PORT/v1/clusters/detail" >"$RUN/wrk.txt"
+if [ -n "${BENCH_PERF:-}" ]; then  # BENCH_PERF=out.data: perf record -g of the server under load
+    perf record -g -o "$BENCH_PERF" -p "$SERVER" -- sleep "$SECS" >/dev/null 2>&1 &
+    PERF=$!
+fi
+wrk --latency -t2 -c"$C" -d"${SECS}s" "${H[@]}" "$TARGET" >"$RUN/wrk.txt"
+[ -n "${BENCH_PERF:-}" ] && wait "$PERF"
 hwm=$(kb VmHWM); after=$(kb VmRSS)
 rps=$(awk '/Requests\/sec/ {print $2}' "$RUN/wrk.txt")
 p99=$(awk '$1 == "99%" {print $2; exit}' "$RUN/wrk.txt")
-printf 'db=%s clusters=%s connections=%s req/s=%s p99=%s idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
-    "${BENCH_DB:-sqlite}" "$N" "$C" "$rps" "$p99" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
+printf 'request=%s db=%s clusters=%s connections=%s req/s=%s p99=%s idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
+    "${BENCH_REQUEST:-list}" "${BENCH_DB:-sqlite}" "$N" "$C" "$rps" "$p99" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
     "$(echo "$after/1024" | bc -l)" "${BENCH_ENV:-}"

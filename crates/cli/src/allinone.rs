@@ -123,13 +123,47 @@ impl Running {
 /// (`openkeel-db-manage upgrade`), as Magnum's services expect.
 pub async fn open_database(config: &Config) -> Result<Database, StartError> {
     let url = config.database.connection.as_str();
-    let db = Database::connect_with(url, config.database.max_pool_size.max(1) as u32).await?;
+    let db = Database::connect_opts(url, &connect_options(config)).await?;
     if url.starts_with("sqlite") {
         openkeel_db::manage::upgrade(&db).await?;
     } else {
         openkeel_db::manage::check_current(&db).await?;
     }
     Ok(db)
+}
+
+/// The pool as oslo.db builds it from `[database]`: SQLAlchemy's `QueuePool` holds
+/// `max_pool_size` connections (0: no limit) and opens up to `max_overflow` more under load
+/// (negative: no limit), waiting `pool_timeout` seconds (default 30) for one; connections
+/// older than `connection_recycle_time` are replaced; `mysql_sql_mode` is set on each MySQL
+/// session (empty: the server's mode). "No limit" is taken as 1,000 connections. SQLite
+/// files get `max_pool_size` connections only (at most 16): every SQLite connection has its
+/// own page cache, and writers are serialised by the file lock anyway.
+pub fn connect_options(config: &Config) -> openkeel_db::ConnectOptions {
+    const NO_LIMIT: i64 = 1000;
+    let d = &config.database;
+    let size = if d.max_pool_size <= 0 {
+        NO_LIMIT
+    } else {
+        d.max_pool_size.min(NO_LIMIT)
+    };
+    let overflow = if d.max_overflow < 0 {
+        NO_LIMIT
+    } else {
+        d.max_overflow.min(NO_LIMIT)
+    };
+    let max = if d.connection.starts_with("sqlite") {
+        size.min(16)
+    } else {
+        (size + overflow).min(NO_LIMIT)
+    };
+    openkeel_db::ConnectOptions {
+        max_connections: max.max(1) as u32,
+        mysql_sql_mode: Some(d.mysql_sql_mode.clone()),
+        recycle_time: (d.connection_recycle_time > 0)
+            .then(|| Duration::from_secs(d.connection_recycle_time as u64)),
+        acquire_timeout: Duration::from_secs(d.pool_timeout.unwrap_or(30).clamp(1, 3600) as u64),
+    }
 }
 
 /// The `[drivers]` options the driver selection reads.
@@ -609,4 +643,50 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("magnum.conf");
+        std::fs::write(&file, text).unwrap();
+        Config::load_sequence(&[ConfigSource::File(file)]).unwrap()
+    }
+
+    #[test]
+    fn the_pool_is_sized_as_oslo_db_sizes_it() {
+        let mysql = "[database]\nconnection = mysql+pymysql://u:p@db/magnum\n";
+        let o = connect_options(&config(mysql));
+        assert_eq!(o.max_connections, 55, "max_pool_size 5 + max_overflow 50");
+        assert_eq!(o.mysql_sql_mode.as_deref(), Some("TRADITIONAL"));
+        assert_eq!(o.recycle_time, Some(Duration::from_secs(3600)));
+        assert_eq!(o.acquire_timeout, Duration::from_secs(30));
+
+        let o = connect_options(&config(&format!(
+            "{mysql}max_pool_size = 10\nmax_overflow = 0\npool_timeout = 5\n\
+             mysql_sql_mode =\nconnection_recycle_time = -1\n"
+        )));
+        assert_eq!(o.max_connections, 10);
+        assert_eq!(
+            o.mysql_sql_mode.as_deref(),
+            Some(""),
+            "the server's own mode"
+        );
+        assert_eq!(o.recycle_time, None);
+        assert_eq!(o.acquire_timeout, Duration::from_secs(5));
+
+        let o = connect_options(&config(&format!("{mysql}max_pool_size = 0\n")));
+        assert_eq!(o.max_connections, 1000, "0 is no limit");
+        let o = connect_options(&config(&format!("{mysql}max_overflow = -1\n")));
+        assert_eq!(o.max_connections, 1000, "a negative overflow is no limit");
+
+        let sqlite = "[database]\nconnection = sqlite:////var/lib/openkeel/openkeel.sqlite\n";
+        assert_eq!(connect_options(&config(sqlite)).max_connections, 5);
+        let o = connect_options(&config(&format!("{sqlite}max_pool_size = 0\n")));
+        assert_eq!(o.max_connections, 16);
+    }
 }

@@ -30,6 +30,8 @@ pub struct ConnectOptions {
     pub mysql_sql_mode: Option<String>,
     /// `connection_recycle_time`: connections older than this are replaced (MySQL).
     pub recycle_time: Option<Duration>,
+    /// `pool_timeout`: how long a request waits for a free connection (SQLAlchemy's 30 s).
+    pub acquire_timeout: Duration,
 }
 
 impl Default for ConnectOptions {
@@ -38,6 +40,7 @@ impl Default for ConnectOptions {
             max_connections: 5,
             mysql_sql_mode: Some("TRADITIONAL".into()),
             recycle_time: Some(Duration::from_secs(3600)),
+            acquire_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -107,7 +110,7 @@ impl Database {
                 .timezone(Some("+00:00".to_string()));
             let pool = MySqlPoolOptions::new()
                 .max_connections(max_connections)
-                .acquire_timeout(Duration::from_secs(30))
+                .acquire_timeout(options.acquire_timeout)
                 .max_lifetime(options.recycle_time)
                 .after_connect(move |conn, _meta| {
                     let set = set_sql_mode.clone();
@@ -138,6 +141,7 @@ impl Database {
             } else {
                 SqlitePoolOptions::new()
                     .max_connections(max_connections)
+                    .acquire_timeout(options.acquire_timeout)
                     .connect_with(opts.journal_mode(SqliteJournalMode::Wal))
                     .await?
             };
