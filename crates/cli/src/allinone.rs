@@ -123,13 +123,41 @@ impl Running {
 /// (`openkeel-db-manage upgrade`), as Magnum's services expect.
 pub async fn open_database(config: &Config) -> Result<Database, StartError> {
     let url = config.database.connection.as_str();
-    let db = Database::connect_opts(url, &connect_options(config)).await?;
+    let db = connect_with_retries(config).await?;
     if url.starts_with("sqlite") {
         openkeel_db::manage::upgrade(&db).await?;
     } else {
         openkeel_db::manage::check_current(&db).await?;
     }
     Ok(db)
+}
+
+/// The first connection, retried as oslo.db's `_test_connection` retries it: up to
+/// `[database] max_retries` attempts (-1: no limit), `retry_interval` seconds apart, while
+/// the database cannot be reached; any other error (credentials, URL) fails at once.
+async fn connect_with_retries(config: &Config) -> Result<Database, StartError> {
+    let url = config.database.connection.as_str();
+    let options = connect_options(config);
+    let max = config.database.max_retries;
+    let pause = Duration::from_secs(config.database.retry_interval.max(0) as u64);
+    let mut attempt: i64 = 0;
+    loop {
+        attempt += 1;
+        match Database::connect_opts(url, &options).await {
+            Ok(db) => return Ok(db),
+            Err(e) if e.is_connection_error() && (max < 0 || attempt < max) => {
+                tracing::warn!(
+                    database = %openkeel_db::redact_url(url),
+                    error = %e,
+                    attempts_left = if max < 0 { -1 } else { max - attempt },
+                    "SQL connection failed; retrying in {}s",
+                    pause.as_secs()
+                );
+                tokio::time::sleep(pause).await;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// The pool as oslo.db builds it from `[database]`: SQLAlchemy's `QueuePool` holds

@@ -130,6 +130,19 @@ impl DbError {
         }
     }
 
+    /// True when the database could not be reached (oslo.db's `DBConnectionError`): the
+    /// server refused or dropped the connection, did not answer in time, or a MySQL error
+    /// 2002 / 2003 / 2006 / 2013 / 1047. Bad credentials, a bad URL or a bad schema are not.
+    pub fn is_connection_error(&self) -> bool {
+        match self {
+            DbError::Sqlx(sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut) => true,
+            DbError::Sqlx(sqlx::Error::Database(e)) => e
+                .code()
+                .is_some_and(|c| ["2002", "2003", "2006", "2013", "1047"].contains(&c.as_ref())),
+            _ => false,
+        }
+    }
+
     /// True for the `*NotFound` variants.
     pub fn is_not_found(&self) -> bool {
         matches!(
