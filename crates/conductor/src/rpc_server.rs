@@ -188,8 +188,28 @@ const INDIRECTION: &[&str] = &[
     "object_backport_versions",
 ];
 
+/// The cluster a cluster or nodegroup cast is about (its uuid): the casts of one cluster start
+/// in arrival order, one after the other (`openkeel_rpc::sequencer`).
+fn cast_order_key(method: &str, args: &Args) -> Option<String> {
+    if method == "cluster_delete" {
+        return args.get("uuid").and_then(Value::as_str).map(str::to_string);
+    }
+    if !(method.starts_with("cluster_") || method.starts_with("nodegroup_")) {
+        return None;
+    }
+    args.get("cluster")
+        .and_then(|c| c.get("magnum_object.data"))
+        .and_then(|d| d.get("uuid"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
 #[async_trait]
 impl Dispatcher for ConductorDispatcher {
+    fn order_key(&self, method: &str, args: &Args) -> Option<String> {
+        cast_order_key(method, args)
+    }
+
     async fn dispatch(
         &self,
         ctx: RequestContext,
@@ -229,5 +249,44 @@ impl Dispatcher for ConductorDispatcher {
             ));
         }
         Err(no_such_method(method))
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(v: Value) -> Args {
+        match v {
+            Value::Object(m) => m,
+            _ => Args::new(),
+        }
+    }
+
+    #[test]
+    fn casts_are_ordered_by_their_cluster() {
+        let cluster = json!({"magnum_object.name": "Cluster",
+                             "magnum_object.data": {"uuid": "c-1", "name": "k"}});
+        let with_cluster = args(json!({"cluster": cluster, "nodegroup": {}}));
+        for m in [
+            "nodegroup_update",
+            "nodegroup_delete",
+            "cluster_update",
+            "cluster_resize",
+        ] {
+            assert_eq!(
+                cast_order_key(m, &with_cluster).as_deref(),
+                Some("c-1"),
+                "{m}"
+            );
+        }
+        let delete = args(json!({"uuid": "c-2"}));
+        assert_eq!(
+            cast_order_key("cluster_delete", &delete).as_deref(),
+            Some("c-2")
+        );
+        assert_eq!(cast_order_key("object_action", &with_cluster), None);
+        assert_eq!(cast_order_key("nodegroup_update", &Args::new()), None);
     }
 }

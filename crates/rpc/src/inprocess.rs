@@ -5,6 +5,7 @@
 //! and returns at once, its failure logged as oslo.messaging's server logs it; a call awaits
 //! the handler, bounded by `rpc_response_timeout`, and returns its error unchanged.
 
+use crate::sequencer::Sequencer;
 use crate::{ConductorApi, Obj};
 use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
@@ -19,21 +20,35 @@ use std::time::Duration;
 pub struct InProcess {
     handlers: Arc<dyn ConductorApi>,
     timeout: Duration,
+    /// The casts of one cluster start in the order they were made.
+    order: Arc<Sequencer>,
 }
 
 impl InProcess {
     /// `timeout` is `[DEFAULT] rpc_response_timeout` (60 s by default).
     pub fn new(handlers: Arc<dyn ConductorApi>, timeout: Duration) -> Self {
-        InProcess { handlers, timeout }
+        InProcess {
+            handlers,
+            timeout,
+            order: Sequencer::new(),
+        }
     }
 
-    fn cast<F>(&self, method: &'static str, ctx: &RequestContext, fut: F)
+    /// `cluster`: the uuid of the cluster the cast is about; casts about one cluster start
+    /// in the order they were made ([`Sequencer`]).
+    fn cast<F>(&self, method: &'static str, ctx: &RequestContext, cluster: Option<&str>, fut: F)
     where
         F: Future<Output = Result<(), MagnumError>> + Send + 'static,
     {
         let request_id = ctx.request_id.clone();
+        let mut turn = cluster.map(|c| self.order.enter(c));
         tokio::spawn(async move {
-            if let Err(e) = fut.await {
+            if let Some(t) = turn.as_mut() {
+                t.wait().await;
+            }
+            let result = fut.await;
+            drop(turn);
+            if let Err(e) = result {
                 // What oslo.messaging's RPC server does with a failed cast: log it.
                 tracing::error!(method, request_id, error_class = e.class_name(), error = %e, "cast failed");
             }
@@ -70,7 +85,8 @@ impl ConductorApi for InProcess {
     ) -> Result<(), MagnumError> {
         let h = self.handlers.clone();
         let c = ctx.clone();
-        self.cast("cluster_create", ctx, async move {
+        let key = cluster.data.uuid.as_deref().map(str::to_string);
+        self.cast("cluster_create", ctx, key.as_deref(), async move {
             h.cluster_create(&c, cluster, master_count, node_count, create_timeout)
                 .await
         });
@@ -88,7 +104,8 @@ impl ConductorApi for InProcess {
     ) -> Result<(), MagnumError> {
         let h = self.handlers.clone();
         let c = ctx.clone();
-        self.cast("cluster_update", ctx, async move {
+        let key = cluster.data.uuid.as_deref().map(str::to_string);
+        self.cast("cluster_update", ctx, key.as_deref(), async move {
             h.cluster_update(
                 &c,
                 cluster,
@@ -105,7 +122,8 @@ impl ConductorApi for InProcess {
     async fn cluster_delete(&self, ctx: &RequestContext, uuid: String) -> Result<(), MagnumError> {
         let h = self.handlers.clone();
         let c = ctx.clone();
-        self.cast("cluster_delete", ctx, async move {
+        let key = uuid.clone();
+        self.cast("cluster_delete", ctx, Some(&key), async move {
             h.cluster_delete(&c, uuid).await
         });
         Ok(())
@@ -121,7 +139,8 @@ impl ConductorApi for InProcess {
     ) -> Result<(), MagnumError> {
         let h = self.handlers.clone();
         let c = ctx.clone();
-        self.cast("cluster_resize", ctx, async move {
+        let key = cluster.data.uuid.as_deref().map(str::to_string);
+        self.cast("cluster_resize", ctx, key.as_deref(), async move {
             h.cluster_resize(&c, cluster, node_count, nodes_to_remove, nodegroup)
                 .await
         });
@@ -159,7 +178,8 @@ impl ConductorApi for InProcess {
     ) -> Result<(), MagnumError> {
         let h = self.handlers.clone();
         let c = ctx.clone();
-        self.cast("nodegroup_create", ctx, async move {
+        let key = cluster.data.uuid.as_deref().map(str::to_string);
+        self.cast("nodegroup_create", ctx, key.as_deref(), async move {
             h.nodegroup_create(&c, cluster, nodegroup).await
         });
         Ok(())
@@ -173,7 +193,8 @@ impl ConductorApi for InProcess {
     ) -> Result<(), MagnumError> {
         let h = self.handlers.clone();
         let c = ctx.clone();
-        self.cast("nodegroup_update", ctx, async move {
+        let key = cluster.data.uuid.as_deref().map(str::to_string);
+        self.cast("nodegroup_update", ctx, key.as_deref(), async move {
             h.nodegroup_update(&c, cluster, nodegroup).await
         });
         Ok(())
@@ -187,7 +208,8 @@ impl ConductorApi for InProcess {
     ) -> Result<(), MagnumError> {
         let h = self.handlers.clone();
         let c = ctx.clone();
-        self.cast("nodegroup_delete", ctx, async move {
+        let key = cluster.data.uuid.as_deref().map(str::to_string);
+        self.cast("nodegroup_delete", ctx, key.as_deref(), async move {
             h.nodegroup_delete(&c, cluster, nodegroup).await
         });
         Ok(())
@@ -249,9 +271,12 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    #[derive(Default)]
     struct Recorder {
         creates: AtomicUsize,
         slow_upgrade: bool,
+        /// What the nodegroup casts did, in the order they finished.
+        done: std::sync::Mutex<Vec<String>>,
     }
 
     #[async_trait]
@@ -319,17 +344,35 @@ mod tests {
         async fn nodegroup_update(
             &self,
             _: &RequestContext,
-            _: Obj<Cluster>,
-            _: Obj<NodeGroup>,
+            c: Obj<Cluster>,
+            ng: Obj<NodeGroup>,
         ) -> Result<(), MagnumError> {
+            // A slow update: unordered, the delete sent after it would finish first.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            self.done
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(format!(
+                    "update {} {}",
+                    c.data.uuid.unwrap_or_default(),
+                    ng.data.name
+                ));
             Ok(())
         }
         async fn nodegroup_delete(
             &self,
             _: &RequestContext,
-            _: Obj<Cluster>,
-            _: Obj<NodeGroup>,
+            c: Obj<Cluster>,
+            ng: Obj<NodeGroup>,
         ) -> Result<(), MagnumError> {
+            self.done
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(format!(
+                    "delete {} {}",
+                    c.data.uuid.unwrap_or_default(),
+                    ng.data.name
+                ));
             Ok(())
         }
 
@@ -365,11 +408,51 @@ mod tests {
         }
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn casts_about_one_cluster_run_in_the_order_they_were_made() {
+        let rec = Arc::new(Recorder::default());
+        let t = InProcess::new(rec.clone(), Duration::from_secs(60));
+        let ctx = RequestContext::default();
+        let cluster = |u: &str| {
+            Obj::unchanged(Cluster {
+                uuid: Some(u.to_string()),
+                ..Cluster::default()
+            })
+        };
+        let ng = |n: &str| {
+            Obj::unchanged(NodeGroup {
+                name: n.to_string(),
+                ..NodeGroup::default()
+            })
+        };
+        t.nodegroup_update(&ctx, cluster("a"), ng("ng1"))
+            .await
+            .unwrap();
+        t.nodegroup_delete(&ctx, cluster("a"), ng("ng1"))
+            .await
+            .unwrap();
+        // Another cluster's delete does not wait behind cluster a's slow update.
+        t.nodegroup_delete(&ctx, cluster("b"), ng("ng2"))
+            .await
+            .unwrap();
+        for _ in 0..100 {
+            if rec.done.lock().unwrap().len() == 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            *rec.done.lock().unwrap(),
+            ["delete b ng2", "update a ng1", "delete a ng1"]
+        );
+    }
+
     #[tokio::test]
     async fn casts_return_at_once_and_failures_do_not_reach_the_caller() {
         let rec = Arc::new(Recorder {
             creates: AtomicUsize::new(0),
             slow_upgrade: false,
+            done: Default::default(),
         });
         let t = InProcess::new(rec.clone(), Duration::from_secs(60));
         let ctx = RequestContext::default();
@@ -391,6 +474,7 @@ mod tests {
             Arc::new(Recorder {
                 creates: AtomicUsize::new(0),
                 slow_upgrade: false,
+                done: Default::default(),
             }),
             Duration::from_secs(60),
         );
@@ -416,6 +500,7 @@ mod tests {
             Arc::new(Recorder {
                 creates: AtomicUsize::new(0),
                 slow_upgrade: true,
+                done: Default::default(),
             }),
             Duration::from_millis(50),
         );

@@ -17,6 +17,7 @@ pub mod codec;
 pub mod inprocess;
 pub mod oslo;
 pub mod remote;
+pub mod sequencer;
 pub mod transport;
 
 use async_trait::async_trait;

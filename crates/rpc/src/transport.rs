@@ -96,4 +96,10 @@ pub trait Dispatcher: Send + Sync + 'static {
         method: &str,
         args: Args,
     ) -> Result<Value, RemoteFailure>;
+
+    /// For a cast: the key (a cluster uuid) whose casts must start in arrival order, one
+    /// after the other ([`crate::sequencer`]). `None`: no ordering.
+    fn order_key(&self, _method: &str, _args: &Args) -> Option<String> {
+        None
+    }
 }

@@ -598,3 +598,75 @@ async fn a_dead_broker_in_the_url_fails_over_to_the_next() {
     assert_eq!(r, json!({}));
     server.stop().await;
 }
+
+/// Casts with one ordering key start one after the other in arrival order, even when the
+/// first ones take longest; other keys are not held up (`Dispatcher::order_key`).
+struct Ordered {
+    done: mpsc::UnboundedSender<(String, u64)>,
+}
+
+#[async_trait]
+impl Dispatcher for Ordered {
+    async fn dispatch(
+        &self,
+        _ctx: RequestContext,
+        _method: &str,
+        args: Args,
+    ) -> Result<Value, RemoteFailure> {
+        let key = args["key"].as_str().unwrap_or_default().to_string();
+        let i = args["i"].as_u64().unwrap_or_default();
+        // The earliest casts sleep longest: unordered, they would finish last.
+        tokio::time::sleep(Duration::from_millis((20 - i.min(20)) * 3)).await;
+        let _ = self.done.send((key, i));
+        Ok(Value::Null)
+    }
+
+    fn order_key(&self, _method: &str, args: &Args) -> Option<String> {
+        args.get("key").and_then(Value::as_str).map(str::to_string)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn casts_with_one_order_key_run_in_arrival_order() {
+    let Some(url) = transport_url() else { return };
+    let t = topic();
+    let s = settings(&url, 10);
+    let (tx, mut done) = mpsc::unbounded_channel();
+    let server = RpcServer::start(
+        s.clone(),
+        t.clone(),
+        "ordered",
+        Arc::new(Ordered { done: tx }),
+    );
+    assert!(server.wait_listening(Duration::from_secs(30)).await);
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+    for i in 0..20u64 {
+        let mut a = Args::new();
+        a.insert("key".into(), json!("cluster-a"));
+        a.insert("i".into(), json!(i));
+        caller.cast(&ctx(), "op", a).await.unwrap();
+    }
+    let mut b = Args::new();
+    b.insert("key".into(), json!("cluster-b"));
+    b.insert("i".into(), json!(20));
+    caller.cast(&ctx(), "op", b).await.unwrap();
+    let mut order = Vec::new();
+    let mut b_done_at = None;
+    while order.len() < 20 {
+        let (key, i) = tokio::time::timeout(Duration::from_secs(20), done.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if key == "cluster-a" {
+            order.push(i);
+        } else {
+            b_done_at = Some(order.len());
+        }
+    }
+    assert_eq!(order, (0..20).collect::<Vec<_>>());
+    assert!(
+        b_done_at.is_some_and(|n| n < 20),
+        "another key does not wait for cluster-a's queue: {b_done_at:?}"
+    );
+    server.stop().await;
+}

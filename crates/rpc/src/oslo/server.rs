@@ -15,6 +15,7 @@
 use super::broker::{properties, Broker, BrokerError, Publisher};
 use super::message::{self, Request};
 use super::RabbitSettings;
+use crate::sequencer::{Sequencer, Turn};
 use crate::transport::{Dispatcher, RemoteFailure};
 use futures_util::StreamExt;
 use lapin::options::{
@@ -74,6 +75,7 @@ impl RpcServer {
             server_name: server_name.clone(),
             dispatcher,
             seen: Mutex::new(VecDeque::with_capacity(16)),
+            order: Sequencer::new(),
             permits: Arc::new(Semaphore::new(settings.executor_pool)),
             settings,
             listening: listening_tx,
@@ -118,6 +120,7 @@ struct ServerState {
     server_name: String,
     dispatcher: Arc<dyn Dispatcher>,
     seen: Mutex<VecDeque<String>>,
+    order: Arc<Sequencer>,
     permits: Arc<Semaphore>,
     /// True while the consumers are set up.
     listening: watch::Sender<bool>,
@@ -169,9 +172,19 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
                 Ok(p) => p,
                 Err(_) => break,
             };
+            let Some(request) = parse(&delivery.data) else {
+                continue;
+            };
+            // Casts about one cluster start in the order they arrived (crate::sequencer).
+            let turn = request
+                .call
+                .is_none()
+                .then(|| state.dispatcher.order_key(&request.method, &request.args))
+                .flatten()
+                .map(|key| state.order.enter(&key));
             let st = state.clone();
             tokio::spawn(async move {
-                handle(&st, &delivery.data).await;
+                handle(&st, request, turn).await;
                 drop(permit);
             });
         }
@@ -299,15 +312,20 @@ fn check_target(r: &Request) -> Result<(), RemoteFailure> {
     Ok(())
 }
 
-async fn handle(state: &ServerState, body: &[u8]) {
-    let request = message::deserialize_envelope(body).and_then(message::parse_request);
-    let request = match request {
-        Ok(r) => r,
+fn parse(body: &[u8]) -> Option<Request> {
+    match message::deserialize_envelope(body).and_then(message::parse_request) {
+        Ok(r) => Some(r),
         Err(e) => {
             tracing::error!(error = %e, "unreadable RPC request dropped");
-            return;
+            None
         }
-    };
+    }
+}
+
+async fn handle(state: &ServerState, request: Request, mut turn: Option<Turn>) {
+    if let Some(t) = turn.as_mut() {
+        t.wait().await;
+    }
     if let Some(u) = &request.unique_id {
         if !first_time(state, u) {
             tracing::warn!(method = %request.method, "duplicate RPC request dropped");
@@ -328,6 +346,7 @@ async fn handle(state: &ServerState, body: &[u8]) {
         }
         Err(f) => Err(f),
     };
+    drop(turn);
     let _g = span.enter();
     match (&request.call, &result) {
         (None, Err(f)) => {
