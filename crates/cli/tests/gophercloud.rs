@@ -160,7 +160,7 @@ async fn gophercloud_containerinfra_acceptance() {
             "-count=1",
             "-v",
             "-timeout",
-            "15m",
+            "6m",
             "-tags",
             "containerinfra",
             "./internal/acceptance/openstack/containerinfra/v1/",
