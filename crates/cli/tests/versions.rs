@@ -384,7 +384,9 @@ async fn the_conductor_heartbeat_shows_in_mservices() {
             .expect("GET /v1/mservices");
         assert_eq!(r.status, 200, "{}", r.text());
         body = serde_json::from_str(&r.text()).expect("json");
-        if body["mservices"].as_array().is_some_and(|a| !a.is_empty()) {
+        // Magnum's heartbeat (and OpenKeel's) creates the row, then reports it up
+        // (report_count 0 -> 1): wait for the report, not just the row.
+        if body["mservices"][0]["report_count"].as_i64().unwrap_or(0) >= 1 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
