@@ -212,6 +212,16 @@ pub fn driver_registry(config: &Config) -> Arc<openkeel_drivers::DriverRegistry>
     ))
 }
 
+/// The conductor's tunables from `[openkeel]`.
+pub fn conductor_settings(config: &Config) -> openkeel_conductor::ConductorSettings {
+    let secs = |v: i64| std::time::Duration::from_secs(v.unsigned_abs());
+    openkeel_conductor::ConductorSettings {
+        driver_call_timeout: secs(config.openkeel.driver_call_timeout),
+        operation_timeout: secs(config.openkeel.operation_timeout),
+        ..openkeel_conductor::ConductorSettings::default()
+    }
+}
+
 /// The driver registry as the API's template validation sees it.
 pub struct RegistryCatalog(pub Arc<openkeel_drivers::DriverRegistry>);
 
@@ -448,7 +458,7 @@ pub fn build_conductor(
         db.clone(),
         drivers.clone(),
         notifier,
-        openkeel_conductor::ConductorSettings::default(),
+        conductor_settings(config),
     );
     let conductor = match config.certificates.cert_manager_type.as_str() {
         "x509keypair" => {

@@ -10,7 +10,7 @@
 //! Wiring (all-in-one):
 //!
 //! ```text
-//! let drivers = DriverRegistry::builtin(settings, config.openkeel.enable_simulator_driver);
+//! let drivers = openkeel::allinone::driver_registry(&config);   // simulator and/or Cluster API
 //! let conductor = Arc::new(Conductor::new(db, Arc::new(drivers), Arc::new(LogNotifier),
 //!                                         ConductorSettings::default()));
 //! let rpc = InProcess::new(conductor.clone(), rpc_response_timeout);   // the API's ConductorApi
@@ -43,7 +43,7 @@ use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
 use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate, NodeGroup, StringMap};
 use openkeel_db::Database;
-use openkeel_drivers::DriverRegistry;
+use openkeel_drivers::{DriverError, DriverRegistry, DriverResult};
 use openkeel_rpc::{ConductorApi, Obj};
 
 pub use certificates::{CertificateRefs, ClusterCertificates};
@@ -62,7 +62,9 @@ pub struct ConductorSettings {
     pub operation_timeout: Duration,
     /// How many clusters one periodic round works on at once.
     pub sync_concurrency: usize,
-    /// Bound on each driver call of the periodic loops (`update_cluster_status`, health poll).
+    /// Bound on every driver call: the operations' (create, update, delete, ...) and the
+    /// periodic loops' (`update_cluster_status`, health poll). A call that runs out is a
+    /// transient driver error.
     pub driver_call_timeout: Duration,
 }
 
@@ -124,7 +126,11 @@ impl Conductor {
     /// operation's status; here they run one after the other, in arrival order (tokio's mutex
     /// is fair). Within one conductor process only (docs/differences.md).
     async fn cluster_lock(&self, uuid: &str) -> tokio::sync::OwnedMutexGuard<()> {
-        let lock = {
+        self.cluster_mutex(uuid).lock_owned().await
+    }
+
+    fn cluster_mutex(&self, uuid: &str) -> Arc<tokio::sync::Mutex<()>> {
+        {
             let mut locks = self
                 .cluster_locks
                 .lock()
@@ -140,8 +146,31 @@ impl Conductor {
                     l
                 }
             }
-        };
-        lock.lock_owned().await
+        }
+    }
+
+    /// Run one driver call within [`ConductorSettings::driver_call_timeout`]: a driver that
+    /// hangs (an unreachable API server, a cloud that never answers) gives a transient
+    /// [`DriverError`] instead of holding the cluster's operation lock.
+    pub(crate) async fn bounded<T>(
+        &self,
+        method: &str,
+        call: impl std::future::Future<Output = DriverResult<T>>,
+    ) -> DriverResult<T> {
+        let limit = self.settings.driver_call_timeout;
+        match tokio::time::timeout(limit, call).await {
+            Ok(r) => r,
+            Err(_) => {
+                tracing::warn!(method, ?limit, "driver call timed out");
+                Err(DriverError::timed_out(method, limit))
+            }
+        }
+    }
+
+    /// This conductor's lock of cluster `uuid` if no operation holds it now (the status sync
+    /// skips a cluster whose operation is running and looks again on its next tick).
+    fn try_cluster_lock(&self, uuid: &str) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        self.cluster_mutex(uuid).try_lock_owned().ok()
     }
 
     /// Generate cluster certificates with `certificates` (without it the cert refs stay NULL).
@@ -199,6 +228,9 @@ impl ConductorApi for Conductor {
         node_count: i32,
         create_timeout: i32,
     ) -> Result<(), MagnumError> {
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_cluster_create(ctx, cluster, master_count, node_count, create_timeout)
             .await
             .map(drop)

@@ -22,9 +22,10 @@ use std::time::Duration;
 
 use chrono::NaiveDateTime;
 use openkeel_core::error::MagnumError;
+use openkeel_core::objects::NodeGroup;
 use openkeel_core::objects::{Cluster, ClusterStatus};
-use openkeel_db::{cluster as cluster_db, nodegroup as ng_db, ClusterFilters, Page, Scope};
-use openkeel_drivers::{DriverContext, StatusUpdate};
+use openkeel_db::{cluster as cluster_db, ClusterFilters, Page, Scope};
+use openkeel_drivers::{DriverContext, NodeGroupReport, StatusChange, StatusReport, Writes};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -45,11 +46,17 @@ pub struct SyncReport {
     pub timed_out: usize,
     /// Clusters whose sync failed (logged).
     pub errors: usize,
+    /// Clusters whose driver answered with a transient error (unchanged, retried next tick).
+    pub transient: usize,
+    /// Clusters skipped because an operation on them was running.
+    pub busy: usize,
 }
 
 /// The outcome of one cluster's sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum One {
+    /// An operation held the cluster's lock: looked at again on the next tick.
+    Busy,
     Unchanged,
     Changed,
     Deleted,
@@ -77,6 +84,71 @@ fn failed_of(s: ClusterStatus) -> ClusterStatus {
         ClusterStatus::UpdateInProgress => ClusterStatus::UpdateFailed,
         other => other,
     }
+}
+
+/// The report that fails the operation in progress: the cluster and its nodegroups in
+/// progress go to their `*_FAILED` status with `reason`.
+fn failure_report(cluster: &Cluster, nodegroups: &[NodeGroup], reason: &str) -> StatusReport {
+    let mut report = StatusReport::unchanged();
+    if let Some(s) = cluster.status.filter(|s| s.is_in_progress()) {
+        report.status = Some(StatusChange {
+            status: failed_of(s),
+            reason: Some(reason.to_string()),
+        });
+    }
+    for ng in nodegroups {
+        if let Some(s) = ng.status.filter(|s| s.is_in_progress()) {
+            let mut n = NodeGroupReport::new(ng.uuid.clone());
+            n.status = Some(StatusChange {
+                status: failed_of(s),
+                reason: Some(reason.to_string()),
+            });
+            report.nodegroups.push(n);
+        }
+    }
+    report
+}
+
+/// The cluster as the report leaves it, and the nodegroup writes (the stored rows with the
+/// reported fields; rows the report names that are not stored are ignored).
+fn merge_report(
+    cluster: &Cluster,
+    nodegroups: &[NodeGroup],
+    report: StatusReport,
+) -> (Cluster, Writes) {
+    let mut new = cluster.clone();
+    if let Some(change) = report.status {
+        new.status = Some(change.status);
+        new.status_reason = change.reason;
+    }
+    if let Some(a) = report.api_address {
+        new.api_address = Some(a);
+    }
+    if let Some(v) = report.coe_version {
+        new.coe_version = Some(v);
+    }
+    let mut writes = Writes::none();
+    for r in report.nodegroups {
+        let Some(stored) = nodegroups.iter().find(|n| n.uuid == r.uuid) else {
+            continue;
+        };
+        let mut n = stored.clone();
+        if let Some(change) = r.status {
+            n.status = Some(change.status);
+            n.status_reason = change.reason;
+        }
+        if let Some(c) = r.node_count {
+            n.node_count = Some(c);
+        }
+        if let Some(a) = r.node_addresses {
+            n.node_addresses = Some(a);
+        }
+        if n != *stored {
+            writes.nodegroups.push(n);
+        }
+    }
+    writes.destroy_nodegroups = report.destroy_nodegroups;
+    (new, writes)
 }
 
 /// "60 minutes" / "90 seconds".
@@ -146,7 +218,11 @@ impl Conductor {
             })
             .await;
         for r in results {
-            match r {
+            if matches!(r, Some((_, true))) {
+                report.transient += 1;
+            }
+            match r.map(|(one, _)| one) {
+                Some(One::Busy) => report.busy += 1,
                 Some(One::Unchanged) => {}
                 Some(One::Changed) => report.changed += 1,
                 Some(One::Deleted) => {
@@ -160,39 +236,52 @@ impl Conductor {
                 None => report.errors += 1,
             }
         }
-        if report.changed > 0 || report.errors > 0 {
+        if report.changed > 0 || report.errors > 0 || report.transient > 0 {
             tracing::info!(?report, "cluster status sync");
         }
         report
     }
 
-    /// `ClusterUpdateJob.update_status` for one cluster.
-    async fn sync_one(self: &Arc<Self>, cluster: Cluster) -> Result<One, MagnumError> {
+    /// `ClusterUpdateJob.update_status` for one cluster, under the cluster's operation lock:
+    /// a cluster whose operation is running is skipped this tick, and the row is read again
+    /// once the lock is held, so what the driver reports is written over the state it saw
+    /// and never over an operation that started meanwhile.
+    async fn sync_one(self: &Arc<Self>, listed: Cluster) -> Result<(One, bool), MagnumError> {
         let ctx = admin_context();
         let scope = Scope::admin_all_tenants();
-        let uuid = cluster.uuid.clone().unwrap_or_default();
-        let update = match self.driver_of(&scope, &cluster).await {
+        let uuid = listed.uuid.clone().unwrap_or_default();
+        let Some(_serial) = self.try_cluster_lock(&uuid) else {
+            tracing::debug!(cluster = %uuid, "an operation is running: status sync skipped this tick");
+            return Ok((One::Busy, false));
+        };
+        let cluster = match cluster_db::get_by_uuid(&self.db, &scope, &uuid).await {
+            Ok(c) => c,
+            Err(e) if e.is_not_found() => return Ok((One::Unchanged, false)),
+            Err(e) => return Err(e.into()),
+        };
+        if !cluster.status.is_some_and(ClusterStatus::is_in_progress) {
+            return Ok((One::Unchanged, false));
+        }
+        let mut transient = false;
+        let ngs = self.nodegroups_of(&scope, &cluster).await?;
+        let report = match self.driver_of(&scope, &cluster).await {
             Ok((template, driver)) => {
-                let ngs = self.nodegroups_of(&scope, &cluster).await?;
                 let dctx = DriverContext {
                     request: &ctx,
                     template: &template,
                     nodegroups: &ngs,
                 };
-                match tokio::time::timeout(
-                    self.settings.driver_call_timeout,
-                    driver.update_cluster_status(&dctx, &cluster),
-                )
-                .await
-                {
-                    Ok(Ok(u)) => u,
-                    Ok(Err(e)) => {
-                        tracing::warn!(cluster = %uuid, error = %e, "driver update_cluster_status failed");
-                        StatusUpdate::unchanged()
+                let call = driver.update_cluster_status(&dctx, &cluster);
+                match self.bounded("update_cluster_status", call).await {
+                    Ok(r) => r,
+                    Err(e) if e.is_transient() => {
+                        tracing::warn!(cluster = %uuid, driver = driver.name(), error = %e, "driver update_cluster_status failed; retried on the next tick");
+                        transient = true;
+                        StatusReport::unchanged()
                     }
-                    Err(_) => {
-                        tracing::warn!(cluster = %uuid, driver = driver.name(), "driver update_cluster_status timed out");
-                        StatusUpdate::unchanged()
+                    Err(e) => {
+                        tracing::warn!(cluster = %uuid, driver = driver.name(), error = %e, "driver update_cluster_status: the operation failed");
+                        failure_report(&cluster, &ngs, e.message())
                     }
                 }
             }
@@ -200,27 +289,20 @@ impl Conductor {
             // below still applies, so the cluster does not stay in progress forever.
             Err(e) => {
                 tracing::warn!(cluster = %uuid, error = %e, "no driver for the cluster");
-                StatusUpdate::unchanged()
+                StatusReport::unchanged()
             }
         };
-        apply_writes(&self.db, &uuid, &update.writes).await?;
-        let mut new = update.cluster.unwrap_or_else(|| cluster.clone());
+        let (mut new, writes) = merge_report(&cluster, &ngs, report);
+        apply_writes(&self.db, &uuid, &writes).await?;
 
         let mut outcome = One::Unchanged;
         if let Some(status) = new.status.filter(|s| s.is_in_progress()) {
             if let Some(reason) = self.overdue(&cluster, status) {
                 tracing::warn!(cluster = %uuid, status = status.as_str(), "{reason}");
-                new.status = Some(failed_of(status));
-                new.status_reason = Some(reason.clone());
-                for ng in self.nodegroups_of(&scope, &cluster).await? {
-                    if let Some(s) = ng.status.filter(|s| s.is_in_progress()) {
-                        let mut failed = ng.clone();
-                        failed.status = Some(failed_of(s));
-                        failed.status_reason = Some(reason.clone());
-                        let fields = ["status", "status_reason"];
-                        ng_db::update(&self.db, &uuid, &ng.uuid, &failed, &fields).await?;
-                    }
-                }
+                let ngs = self.nodegroups_of(&scope, &cluster).await?;
+                let (n, writes) = merge_report(&new, &ngs, failure_report(&new, &ngs, &reason));
+                apply_writes(&self.db, &uuid, &writes).await?;
+                new = n;
                 outcome = One::TimedOut;
             }
         }
@@ -270,9 +352,9 @@ impl Conductor {
             }
             self.since().remove(&uuid);
             tracing::info!(cluster = %uuid, "cluster deleted");
-            return Ok(One::Deleted);
+            return Ok((One::Deleted, transient));
         }
-        Ok(outcome)
+        Ok((outcome, transient))
     }
 
     /// The timeout reason when `cluster` has been in `status` for longer than allowed.
@@ -356,12 +438,12 @@ impl Conductor {
             template: &template,
             nodegroups: &ngs,
         };
-        let report = tokio::time::timeout(
-            self.settings.driver_call_timeout,
-            driver.poll_health_status(&dctx, &cluster),
-        )
-        .await
-        .map_err(|_| MagnumError::internal("health poll timed out"))??;
+        let report = self
+            .bounded(
+                "poll_health_status",
+                driver.poll_health_status(&dctx, &cluster),
+            )
+            .await?;
         let Some(report) = report.filter(|r| r.health_status.is_some()) else {
             return Ok(false);
         };

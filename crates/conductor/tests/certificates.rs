@@ -299,7 +299,7 @@ impl openkeel_drivers::Driver for NoRotation {
         _: &openkeel_drivers::DriverContext<'_>,
         _: &mut Cluster,
         _: i32,
-    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+    ) -> openkeel_drivers::DriverResult<openkeel_drivers::Writes> {
         Ok(openkeel_drivers::Writes::none())
     }
     async fn update_cluster(
@@ -308,7 +308,7 @@ impl openkeel_drivers::Driver for NoRotation {
         _: &mut Cluster,
         _: Option<&dyn openkeel_drivers::ScaleManager>,
         _: bool,
-    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+    ) -> openkeel_drivers::DriverResult<openkeel_drivers::Writes> {
         Ok(openkeel_drivers::Writes::none())
     }
     async fn upgrade_cluster(
@@ -319,14 +319,14 @@ impl openkeel_drivers::Driver for NoRotation {
         _: i32,
         _: &mut openkeel_core::objects::NodeGroup,
         _: bool,
-    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+    ) -> openkeel_drivers::DriverResult<openkeel_drivers::Writes> {
         Ok(openkeel_drivers::Writes::none())
     }
     async fn delete_cluster(
         &self,
         _: &openkeel_drivers::DriverContext<'_>,
         _: &mut Cluster,
-    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+    ) -> openkeel_drivers::DriverResult<openkeel_drivers::Writes> {
         Ok(openkeel_drivers::Writes::none())
     }
     async fn resize_cluster(
@@ -337,7 +337,7 @@ impl openkeel_drivers::Driver for NoRotation {
         _: i32,
         _: &[String],
         _: &mut openkeel_core::objects::NodeGroup,
-    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+    ) -> openkeel_drivers::DriverResult<openkeel_drivers::Writes> {
         Ok(openkeel_drivers::Writes::none())
     }
     async fn create_nodegroup(
@@ -345,7 +345,7 @@ impl openkeel_drivers::Driver for NoRotation {
         _: &openkeel_drivers::DriverContext<'_>,
         _: &mut Cluster,
         _: &mut openkeel_core::objects::NodeGroup,
-    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+    ) -> openkeel_drivers::DriverResult<openkeel_drivers::Writes> {
         Ok(openkeel_drivers::Writes::none())
     }
     async fn update_nodegroup(
@@ -353,7 +353,7 @@ impl openkeel_drivers::Driver for NoRotation {
         _: &openkeel_drivers::DriverContext<'_>,
         _: &mut Cluster,
         _: &mut openkeel_core::objects::NodeGroup,
-    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+    ) -> openkeel_drivers::DriverResult<openkeel_drivers::Writes> {
         Ok(openkeel_drivers::Writes::none())
     }
     async fn delete_nodegroup(
@@ -361,7 +361,7 @@ impl openkeel_drivers::Driver for NoRotation {
         _: &openkeel_drivers::DriverContext<'_>,
         _: &mut Cluster,
         _: &mut openkeel_core::objects::NodeGroup,
-    ) -> Result<openkeel_drivers::Writes, openkeel_core::error::MagnumError> {
+    ) -> openkeel_drivers::DriverResult<openkeel_drivers::Writes> {
         Ok(openkeel_drivers::Writes::none())
     }
 }

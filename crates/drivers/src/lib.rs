@@ -11,6 +11,7 @@
 //!   messages.
 //! * [`simulator::SimulatorDriver`]: the embedded default's driver, which provisions nothing.
 
+pub mod deps;
 pub mod registry;
 pub mod simulator;
 
@@ -21,9 +22,10 @@ use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{
-    Cluster, ClusterHealthStatus, ClusterTemplate, Federation, NodeGroup, StringMap,
+    Cluster, ClusterHealthStatus, ClusterStatus, ClusterTemplate, Federation, NodeGroup, StringMap,
 };
 
+pub use deps::DriverDeps;
 pub use registry::{DriverRegistry, DriverSettings};
 
 /// One `(server_type, os, coe)` tuple of a driver's `provides` list
@@ -86,24 +88,154 @@ impl Writes {
     }
 }
 
-/// The answer of [`Driver::update_cluster_status`] (the periodic status sync).
+/// A driver call's failure, typed by what the conductor should do with it.
 ///
-/// `cluster` holds the new values of the cluster (status, status_reason, api_address,
-/// coe_version, ...): the conductor writes the fields that differ from the row it passed in.
-/// `None` means "nothing changed". A cluster reported as `DELETE_COMPLETE` is not written: the
-/// conductor removes it with its nodegroups (Magnum's deletion cascade).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StatusUpdate {
-    pub cluster: Option<Cluster>,
-    pub writes: Writes,
+/// * **Transient**: the management cluster or a cloud API could not be reached, answered a
+///   conflict (409) or a throttle (429), or the call timed out. The operation did not happen
+///   or may be retried as it is: the status sync leaves the cluster unchanged and tries again
+///   on its next tick (the error is counted and logged); an operation
+///   handler fails the operation with the text, as Magnum does with any exception.
+/// * **Permanent**: the request cannot succeed as it is (an invalid object, a failed control
+///   plane, an expired deadline): its message becomes the `status_reason` of `*_FAILED`, in
+///   the status sync too.
+///
+/// A [`MagnumError`] converts into a permanent error, so `?` works inside drivers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverError {
+    transient: bool,
+    error: MagnumError,
 }
 
-impl StatusUpdate {
-    /// No change this round.
-    pub fn unchanged() -> Self {
-        StatusUpdate::default()
+impl DriverError {
+    /// A transient failure with `message` (an `InternalError`-class error when it reaches a
+    /// caller).
+    pub fn transient(message: impl Into<String>) -> Self {
+        DriverError {
+            transient: true,
+            error: MagnumError::internal(message.into()),
+        }
+    }
+
+    /// A permanent failure.
+    pub fn permanent(error: MagnumError) -> Self {
+        DriverError {
+            transient: false,
+            error,
+        }
+    }
+
+    /// A permanent failure with `message` (Magnum's generic `MagnumException` text rules).
+    pub fn permanent_message(message: impl Into<String>) -> Self {
+        DriverError::permanent(MagnumError::internal(message.into()))
+    }
+
+    /// The conductor's own bound on a driver call ran out (transient).
+    pub fn timed_out(method: &str, limit: std::time::Duration) -> Self {
+        DriverError::transient(format!(
+            "The driver's {method} did not answer within {} s.",
+            limit.as_secs_f64()
+        ))
+    }
+
+    pub fn is_transient(&self) -> bool {
+        self.transient
+    }
+
+    /// The text that becomes `status_reason`.
+    pub fn message(&self) -> &str {
+        self.error.message()
+    }
+
+    /// The Magnum exception this failure is reported as.
+    pub fn error(&self) -> &MagnumError {
+        &self.error
+    }
+
+    pub fn into_error(self) -> MagnumError {
+        self.error
     }
 }
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = if self.transient {
+            "transient"
+        } else {
+            "permanent"
+        };
+        write!(f, "{kind}: {}", self.error.message())
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+impl From<MagnumError> for DriverError {
+    fn from(error: MagnumError) -> Self {
+        DriverError::permanent(error)
+    }
+}
+
+impl From<DriverError> for MagnumError {
+    fn from(e: DriverError) -> Self {
+        e.error
+    }
+}
+
+/// A new status with its reason (`None` clears `status_reason`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusChange {
+    pub status: ClusterStatus,
+    pub reason: Option<String>,
+}
+
+/// What the driver observed about one nodegroup (found by `uuid` within the cluster). Every
+/// `Some` field is written when it differs from the stored row; `None` leaves it alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeGroupReport {
+    pub uuid: String,
+    pub status: Option<StatusChange>,
+    pub node_count: Option<i32>,
+    pub node_addresses: Option<Vec<String>>,
+}
+
+impl NodeGroupReport {
+    pub fn new(uuid: impl Into<String>) -> Self {
+        NodeGroupReport {
+            uuid: uuid.into(),
+            ..NodeGroupReport::default()
+        }
+    }
+}
+
+/// The answer of [`Driver::update_cluster_status`] (the periodic status sync): what the
+/// driver observed, field by field. `None` / empty means "unchanged"; the conductor writes
+/// only what differs from the row it holds under the cluster's operation lock. A cluster
+/// reported `DELETE_COMPLETE` is not written: the conductor removes it with its nodegroups and
+/// certificates (Magnum's deletion cascade). A master nodegroup's `node_addresses` are the
+/// cluster's master addresses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatusReport {
+    pub status: Option<StatusChange>,
+    pub api_address: Option<String>,
+    pub coe_version: Option<String>,
+    pub nodegroups: Vec<NodeGroupReport>,
+    /// Nodegroups (uuids) whose infrastructure is gone: their rows are removed.
+    pub destroy_nodegroups: Vec<String>,
+}
+
+impl StatusReport {
+    /// No change this round.
+    pub fn unchanged() -> Self {
+        StatusReport::default()
+    }
+
+    pub fn is_unchanged(&self) -> bool {
+        *self == StatusReport::default()
+    }
+}
+
+/// The result type of driver calls.
+pub type DriverResult<T> = Result<T, DriverError>;
 
 /// The result of a health poll (Magnum's `monitor.data['health_status']` and
 /// `['health_status_reason']`). The conductor writes them only when `health_status` is set.
@@ -133,7 +265,15 @@ pub trait ScaleManager: Send + Sync {
 /// Every operation gets the objects Magnum's conductor passes (mutable where a Magnum driver
 /// may change them; the conductor saves them afterwards, success or failure, exactly as
 /// Magnum does) and returns the extra [`Writes`] the driver would have saved itself. An `Err`
-/// is the exception Magnum's conductor catches: its message becomes `status_reason`.
+/// is the exception Magnum's conductor catches: its message becomes `status_reason`; whether
+/// it is [transient or permanent](DriverError) decides what the status sync does with it.
+///
+/// The conductor bounds every call (`[openkeel] driver_call_timeout`): a driver need not time
+/// out its own requests to stay within the cluster's operation lock, but should give each
+/// outbound request its own, shorter timeout so that the error names what hung.
+///
+/// What a driver needs besides the objects (the management cluster's client, the cluster's
+/// certificates, Keystone) is given to it when it is built: see [`deps`].
 #[async_trait]
 pub trait Driver: Send + Sync {
     /// The entry-point name (`magnum.drivers` group): the value of a template's `driver` field.
@@ -156,7 +296,7 @@ pub trait Driver: Send + Sync {
         ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
         create_timeout: i32,
-    ) -> Result<Writes, MagnumError>;
+    ) -> DriverResult<Writes>;
 
     /// `update_cluster(context, cluster, scale_manager, rollback)`: apply the default worker
     /// nodegroup's new `node_count` (already saved by the conductor).
@@ -166,7 +306,7 @@ pub trait Driver: Send + Sync {
         cluster: &mut Cluster,
         scale_manager: Option<&dyn ScaleManager>,
         rollback: bool,
-    ) -> Result<Writes, MagnumError>;
+    ) -> DriverResult<Writes>;
 
     /// `upgrade_cluster(context, cluster, cluster_template, max_batch_size, nodegroup,
     /// scale_manager, rollback)`. `cluster_template` is the target template; the driver must
@@ -183,7 +323,7 @@ pub trait Driver: Send + Sync {
         max_batch_size: i32,
         nodegroup: &mut NodeGroup,
         rollback: bool,
-    ) -> Result<Writes, MagnumError>;
+    ) -> DriverResult<Writes>;
 
     /// `delete_cluster(context, cluster)`: start deleting. The row is removed by the periodic
     /// status sync once [`Driver::update_cluster_status`] reports `DELETE_COMPLETE`.
@@ -191,7 +331,7 @@ pub trait Driver: Send + Sync {
         &self,
         ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
-    ) -> Result<Writes, MagnumError>;
+    ) -> DriverResult<Writes>;
 
     /// `resize_cluster(context, cluster, resize_manager, node_count, nodes_to_remove,
     /// nodegroup)`. The conductor has already saved `nodegroup` with the new `node_count` and
@@ -204,7 +344,7 @@ pub trait Driver: Send + Sync {
         node_count: i32,
         nodes_to_remove: &[String],
         nodegroup: &mut NodeGroup,
-    ) -> Result<Writes, MagnumError>;
+    ) -> DriverResult<Writes>;
 
     /// `create_nodegroup(context, cluster, nodegroup)` (the row exists, `CREATE_IN_PROGRESS`).
     async fn create_nodegroup(
@@ -212,7 +352,7 @@ pub trait Driver: Send + Sync {
         ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
-    ) -> Result<Writes, MagnumError>;
+    ) -> DriverResult<Writes>;
 
     /// `update_nodegroup(context, cluster, nodegroup)` (`nodegroup` carries the API's patch and
     /// `UPDATE_IN_PROGRESS`; the conductor saves it after the call).
@@ -221,7 +361,7 @@ pub trait Driver: Send + Sync {
         ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
-    ) -> Result<Writes, MagnumError>;
+    ) -> DriverResult<Writes>;
 
     /// `delete_nodegroup(context, cluster, nodegroup)`. `nodegroup.status` is
     /// `DELETE_IN_PROGRESS` in memory only: Magnum's conductor does not save it on success, so
@@ -233,7 +373,7 @@ pub trait Driver: Send + Sync {
         ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
-    ) -> Result<Writes, MagnumError>;
+    ) -> DriverResult<Writes>;
 
     /// `update_cluster_status(context, cluster)`: called by the periodic status sync for
     /// clusters in `CREATE_/UPDATE_/DELETE_/ROLLBACK_IN_PROGRESS` (with an all-tenants admin
@@ -242,9 +382,9 @@ pub trait Driver: Send + Sync {
         &self,
         ctx: &DriverContext<'_>,
         cluster: &Cluster,
-    ) -> Result<StatusUpdate, MagnumError> {
+    ) -> DriverResult<StatusReport> {
         let _ = (ctx, cluster);
-        Ok(StatusUpdate::unchanged())
+        Ok(StatusReport::unchanged())
     }
 
     /// `pre_delete_cluster(context, cluster)`: not called by the conductor (drivers' own use).
@@ -252,7 +392,7 @@ pub trait Driver: Send + Sync {
         &self,
         ctx: &DriverContext<'_>,
         cluster: &Cluster,
-    ) -> Result<(), MagnumError> {
+    ) -> DriverResult<()> {
         let _ = (ctx, cluster);
         Ok(())
     }
@@ -275,6 +415,32 @@ pub trait Driver: Send + Sync {
         Err(MagnumError::new(ErrorKind::MasterNGResizeNotSupported, &[]))
     }
 
+    /// OpenKeel's create-time check, called by the API before anything is written: what the
+    /// driver would only find out later (magnum-cluster-api refuses a missing `kube_tag`, an
+    /// unsupported network driver or an even master count in the middle of `create_cluster`)
+    /// is refused here with a 400. `cluster` carries the template defaults already merged in
+    /// (labels, network driver via `template`). Default: nothing to check.
+    fn validate_cluster_create(
+        &self,
+        cluster: &Cluster,
+        template: &ClusterTemplate,
+        master_count: i32,
+    ) -> Result<(), MagnumError> {
+        let _ = (cluster, template, master_count);
+        Ok(())
+    }
+
+    /// OpenKeel's nodegroup-create check (the API's 400 before anything is written), e.g.
+    /// a name the driver cannot turn into a Kubernetes object name. Default: nothing to check.
+    fn validate_nodegroup_create(
+        &self,
+        cluster: &Cluster,
+        nodegroup: &NodeGroup,
+    ) -> Result<(), MagnumError> {
+        let _ = (cluster, nodegroup);
+        Ok(())
+    }
+
     /// `rotate_credential(context, cluster)`. Magnum's base raises `NotImplementedError`, which
     /// the credential handler turns into `NotSupported("Credential rotation is not supported by
     /// driver.")`; the default here returns that error directly.
@@ -282,12 +448,13 @@ pub trait Driver: Send + Sync {
         &self,
         ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         let _ = (ctx, cluster);
         Err(MagnumError::with_message(
             ErrorKind::NotSupported,
             "Credential rotation is not supported by driver.",
-        ))
+        )
+        .into())
     }
 
     /// `rotate_ca_certificate(context, cluster)`. Base: `NotSupported("'rotate_ca_certificate'
@@ -296,12 +463,13 @@ pub trait Driver: Send + Sync {
         &self,
         ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         let _ = (ctx, cluster);
         Err(MagnumError::with_message(
             ErrorKind::NotSupported,
             "'rotate_ca_certificate' is not supported by this driver.",
-        ))
+        )
+        .into())
     }
 
     /// `get_scale_manager(context, osclient, cluster)`: default none.
@@ -321,7 +489,7 @@ pub trait Driver: Send + Sync {
         &self,
         ctx: &DriverContext<'_>,
         cluster: &Cluster,
-    ) -> Result<Option<HealthReport>, MagnumError> {
+    ) -> DriverResult<Option<HealthReport>> {
         let _ = (ctx, cluster);
         Ok(None)
     }

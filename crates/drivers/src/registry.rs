@@ -241,7 +241,7 @@ impl DriverRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DriverContext, ScaleManager, Writes};
+    use crate::{DriverContext, DriverResult, ScaleManager, Writes};
     use async_trait::async_trait;
     use openkeel_core::objects::{Cluster, NodeGroup};
 
@@ -267,7 +267,7 @@ mod tests {
             _: &DriverContext<'_>,
             _: &mut Cluster,
             _: i32,
-        ) -> Result<Writes, MagnumError> {
+        ) -> DriverResult<Writes> {
             Ok(Writes::none())
         }
         async fn update_cluster(
@@ -276,7 +276,7 @@ mod tests {
             _: &mut Cluster,
             _: Option<&dyn ScaleManager>,
             _: bool,
-        ) -> Result<Writes, MagnumError> {
+        ) -> DriverResult<Writes> {
             Ok(Writes::none())
         }
         async fn upgrade_cluster(
@@ -287,14 +287,14 @@ mod tests {
             _: i32,
             _: &mut NodeGroup,
             _: bool,
-        ) -> Result<Writes, MagnumError> {
+        ) -> DriverResult<Writes> {
             Ok(Writes::none())
         }
         async fn delete_cluster(
             &self,
             _: &DriverContext<'_>,
             _: &mut Cluster,
-        ) -> Result<Writes, MagnumError> {
+        ) -> DriverResult<Writes> {
             Ok(Writes::none())
         }
         async fn resize_cluster(
@@ -305,7 +305,7 @@ mod tests {
             _: i32,
             _: &[String],
             _: &mut NodeGroup,
-        ) -> Result<Writes, MagnumError> {
+        ) -> DriverResult<Writes> {
             Ok(Writes::none())
         }
         async fn create_nodegroup(
@@ -313,7 +313,7 @@ mod tests {
             _: &DriverContext<'_>,
             _: &mut Cluster,
             _: &mut NodeGroup,
-        ) -> Result<Writes, MagnumError> {
+        ) -> DriverResult<Writes> {
             Ok(Writes::none())
         }
         async fn update_nodegroup(
@@ -321,7 +321,7 @@ mod tests {
             _: &DriverContext<'_>,
             _: &mut Cluster,
             _: &mut NodeGroup,
-        ) -> Result<Writes, MagnumError> {
+        ) -> DriverResult<Writes> {
             Ok(Writes::none())
         }
         async fn delete_nodegroup(
@@ -329,7 +329,7 @@ mod tests {
             _: &DriverContext<'_>,
             _: &mut Cluster,
             _: &mut NodeGroup,
-        ) -> Result<Writes, MagnumError> {
+        ) -> DriverResult<Writes> {
             Ok(Writes::none())
         }
     }

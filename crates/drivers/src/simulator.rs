@@ -34,7 +34,8 @@ use openkeel_core::objects::{
 };
 
 use crate::{
-    Driver, DriverContext, HealthReport, ProvidedType, ScaleManager, StatusUpdate, Writes,
+    Driver, DriverContext, DriverResult, HealthReport, NodeGroupReport, ProvidedType, ScaleManager,
+    StatusChange, StatusReport, Writes,
 };
 
 /// The simulator's entry-point name.
@@ -195,7 +196,7 @@ impl Driver for SimulatorDriver {
         _ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
         _create_timeout: i32,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         self.start(cluster, None, Operation::Create)?;
         if cluster.stack_id.as_deref().is_none_or(str::is_empty) {
             let id = uuid::Uuid::new_v4().simple().to_string();
@@ -210,7 +211,7 @@ impl Driver for SimulatorDriver {
         cluster: &mut Cluster,
         _scale_manager: Option<&dyn ScaleManager>,
         rollback: bool,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         let op = if rollback {
             Operation::Rollback
         } else {
@@ -230,7 +231,7 @@ impl Driver for SimulatorDriver {
         _max_batch_size: i32,
         nodegroup: &mut NodeGroup,
         _rollback: bool,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         self.start(cluster, Some(nodegroup), Operation::Upgrade)?;
         cluster.cluster_template_id = cluster_template.uuid.clone();
         if let Some(tag) = kube_tag(cluster_template.labels.as_ref()) {
@@ -251,7 +252,7 @@ impl Driver for SimulatorDriver {
         &self,
         _ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         self.start(cluster, None, Operation::Delete)?;
         Ok(Writes::none())
     }
@@ -264,7 +265,7 @@ impl Driver for SimulatorDriver {
         _node_count: i32,
         _nodes_to_remove: &[String],
         nodegroup: &mut NodeGroup,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         self.start(cluster, Some(nodegroup), Operation::Resize)?;
         Ok(Writes::none())
     }
@@ -274,7 +275,7 @@ impl Driver for SimulatorDriver {
         _ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         self.start(cluster, Some(nodegroup), Operation::NodegroupCreate)?;
         Ok(Writes::none())
     }
@@ -284,7 +285,7 @@ impl Driver for SimulatorDriver {
         _ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         self.start(cluster, Some(nodegroup), Operation::NodegroupUpdate)?;
         Ok(Writes::none())
     }
@@ -296,7 +297,7 @@ impl Driver for SimulatorDriver {
         _ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         self.start(cluster, Some(nodegroup), Operation::NodegroupDelete)?;
         Ok(Writes {
             nodegroups: vec![nodegroup.clone()],
@@ -308,15 +309,15 @@ impl Driver for SimulatorDriver {
         &self,
         ctx: &DriverContext<'_>,
         cluster: &Cluster,
-    ) -> Result<StatusUpdate, MagnumError> {
+    ) -> DriverResult<StatusReport> {
         let Some(status) = cluster.status.filter(|s| s.is_in_progress()) else {
-            return Ok(StatusUpdate::unchanged());
+            return Ok(StatusReport::unchanged());
         };
         // create_cluster() has not returned yet (Magnum's drivers guard the same way).
         if status == ClusterStatus::CreateInProgress
             && cluster.stack_id.as_deref().is_none_or(str::is_empty)
         {
-            return Ok(StatusUpdate::unchanged());
+            return Ok(StatusReport::unchanged());
         }
         let uuid = cluster.uuid.clone().unwrap_or_default();
         let pending = {
@@ -335,13 +336,12 @@ impl Driver for SimulatorDriver {
         let labels = [ng_labels, cluster.labels.as_ref()];
         let needed = ticks_needed(&labels) + u32::from(pending.inferred);
         if pending.ticks < needed {
-            return Ok(StatusUpdate::unchanged());
+            return Ok(StatusReport::unchanged());
         }
         self.pending().remove(&uuid);
 
         let op = pending.op;
-        let mut c = cluster.clone();
-        let mut writes = Writes::none();
+        let mut report = StatusReport::unchanged();
         if label_list(&labels, LABEL_FAIL_ON)
             .iter()
             .any(|o| o == op.as_str())
@@ -352,42 +352,44 @@ impl Driver for SimulatorDriver {
                 op.as_str()
             );
             tracing::info!(cluster = %uuid, operation = op.as_str(), "simulator: operation failed as requested");
-            c.status = Some(failed(status));
-            c.status_reason = Some(reason.clone());
+            report.status = Some(StatusChange {
+                status: failed(status),
+                reason: Some(reason.clone()),
+            });
             for ng in ctx.nodegroups {
                 if let Some(s) = ng.status.filter(|s| s.is_in_progress()) {
-                    let mut n = ng.clone();
-                    n.status = Some(failed(s));
-                    n.status_reason = Some(reason.clone());
-                    writes.nodegroups.push(n);
+                    let mut n = NodeGroupReport::new(ng.uuid.clone());
+                    n.status = Some(StatusChange {
+                        status: failed(s),
+                        reason: Some(reason.clone()),
+                    });
+                    report.nodegroups.push(n);
                 }
             }
-            return Ok(StatusUpdate {
-                cluster: Some(c),
-                writes,
-            });
+            return Ok(report);
         }
 
         tracing::debug!(cluster = %uuid, operation = op.as_str(), "simulator: operation complete");
+        report.status = Some(StatusChange {
+            status: complete(status),
+            reason: None,
+        });
         if status == ClusterStatus::DeleteInProgress {
-            c.status = Some(ClusterStatus::DeleteComplete);
-            c.status_reason = None;
-            return Ok(StatusUpdate {
-                cluster: Some(c),
-                writes,
-            });
+            return Ok(report);
         }
         let base = address_base(&uuid);
         let mut first_master: Option<String> = None;
         for (index, ng) in ctx.nodegroups.iter().enumerate() {
             if ng.status == Some(ClusterStatus::DeleteInProgress) {
-                writes.destroy_nodegroups.push(ng.uuid.clone());
+                report.destroy_nodegroups.push(ng.uuid.clone());
                 continue;
             }
-            let mut n = ng.clone();
+            let mut n = NodeGroupReport::new(ng.uuid.clone());
             if let Some(s) = ng.status.filter(|s| s.is_in_progress()) {
-                n.status = Some(complete(s));
-                n.status_reason = None;
+                n.status = Some(StatusChange {
+                    status: complete(s),
+                    reason: None,
+                });
             }
             let count = ng.node_count.unwrap_or(1).max(0);
             let addresses: Vec<String> = (0..count).map(|i| node_ip(base, index, i)).collect();
@@ -395,30 +397,23 @@ impl Driver for SimulatorDriver {
                 first_master = addresses.first().cloned();
             }
             n.node_addresses = Some(addresses);
-            if n != *ng {
-                writes.nodegroups.push(n);
-            }
+            report.nodegroups.push(n);
         }
-        c.status = Some(complete(status));
-        c.status_reason = None;
-        if c.api_address.as_deref().is_none_or(str::is_empty) {
-            let ip = if c.floating_ip_enabled.unwrap_or(true) {
+        if cluster.api_address.as_deref().is_none_or(str::is_empty) {
+            let ip = if cluster.floating_ip_enabled.unwrap_or(true) {
                 format!("203.0.113.{}", 2 + u32::from(base) % 250)
             } else {
                 first_master.unwrap_or_else(|| node_ip(base, 0, 0))
             };
-            c.api_address = Some(format!("https://{ip}:6443"));
+            report.api_address = Some(format!("https://{ip}:6443"));
         }
-        c.coe_version = Some(
+        report.coe_version = Some(
             kube_tag(cluster.labels.as_ref())
                 .or_else(|| kube_tag(ctx.template.labels.as_ref()))
                 .unwrap_or(DEFAULT_KUBE_VERSION)
                 .to_string(),
         );
-        Ok(StatusUpdate {
-            cluster: Some(c),
-            writes,
-        })
+        Ok(report)
     }
 
     /// Like the Cluster API driver: any odd count of at least 1.
@@ -431,7 +426,7 @@ impl Driver for SimulatorDriver {
         &self,
         _ctx: &DriverContext<'_>,
         _cluster: &mut Cluster,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         Ok(Writes::none())
     }
 
@@ -439,7 +434,7 @@ impl Driver for SimulatorDriver {
         &self,
         _ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
-    ) -> Result<Writes, MagnumError> {
+    ) -> DriverResult<Writes> {
         self.start(cluster, None, Operation::RotateCaCertificate)?;
         Ok(Writes::none())
     }
@@ -448,7 +443,7 @@ impl Driver for SimulatorDriver {
         &self,
         _ctx: &DriverContext<'_>,
         cluster: &Cluster,
-    ) -> Result<Option<HealthReport>, MagnumError> {
+    ) -> DriverResult<Option<HealthReport>> {
         let Some(value) = cluster.labels.as_ref().and_then(|l| l.get(LABEL_HEALTH)) else {
             return Ok(None);
         };
@@ -628,7 +623,7 @@ mod tests {
         let mut c = cluster(&[]);
         // Before create_cluster returns there is no stack id: nothing happens.
         let u = sim.update_cluster_status(&ctx, &c).await.ok();
-        assert_eq!(u, Some(StatusUpdate::unchanged()));
+        assert_eq!(u, Some(StatusReport::unchanged()));
         sim.create_cluster(&ctx, &mut c, 60).await.ok();
         let stack = c.stack_id.clone().unwrap_or_default();
         assert!(stack.starts_with("kube-") && stack.len() == 10);
@@ -637,18 +632,23 @@ mod tests {
             .await
             .ok()
             .unwrap_or_default();
-        let nc = u.cluster.unwrap_or_default();
-        assert_eq!(nc.status, Some(ClusterStatus::CreateComplete));
-        assert_eq!(nc.coe_version.as_deref(), Some("v1.31.2"));
-        assert!(nc
+        assert_eq!(
+            u.status.as_ref().map(|s| s.status),
+            Some(ClusterStatus::CreateComplete)
+        );
+        assert_eq!(u.coe_version.as_deref(), Some("v1.31.2"));
+        assert!(u
             .api_address
             .as_deref()
             .is_some_and(|a| a.starts_with("https://203.0.113.") && a.ends_with(":6443")));
-        assert_eq!(u.writes.nodegroups.len(), 2);
-        let m = &u.writes.nodegroups[0];
-        assert_eq!(m.status, Some(ClusterStatus::CreateComplete));
+        assert_eq!(u.nodegroups.len(), 2);
+        let m = &u.nodegroups[0];
+        assert_eq!(
+            m.status.as_ref().map(|s| s.status),
+            Some(ClusterStatus::CreateComplete)
+        );
         assert_eq!(m.node_addresses.as_ref().map(Vec::len), Some(3));
-        let w = &u.writes.nodegroups[1];
+        let w = &u.nodegroups[1];
         assert_eq!(w.node_addresses.as_ref().map(Vec::len), Some(2));
         let all: Vec<&String> = m
             .node_addresses
@@ -678,21 +678,27 @@ mod tests {
         sim.create_cluster(&ctx, &mut c, 60).await.ok();
         for _ in 0..2 {
             let u = sim.update_cluster_status(&ctx, &c).await.ok();
-            assert_eq!(u, Some(StatusUpdate::unchanged()));
+            assert_eq!(u, Some(StatusReport::unchanged()));
         }
         let u = sim
             .update_cluster_status(&ctx, &c)
             .await
             .ok()
             .unwrap_or_default();
-        let nc = u.cluster.unwrap_or_default();
-        assert_eq!(nc.status, Some(ClusterStatus::CreateFailed));
-        assert!(nc
-            .status_reason
+        let change = u.status.clone().unwrap_or(StatusChange {
+            status: ClusterStatus::CreateInProgress,
+            reason: None,
+        });
+        assert_eq!(change.status, ClusterStatus::CreateFailed);
+        assert!(change
+            .reason
             .as_deref()
             .is_some_and(|r| r.contains("simulator_fail_on") && r.contains("create")));
         assert_eq!(
-            u.writes.nodegroups.first().and_then(|n| n.status),
+            u.nodegroups
+                .first()
+                .and_then(|n| n.status.as_ref())
+                .map(|s| s.status),
             Some(ClusterStatus::CreateFailed)
         );
 
@@ -736,9 +742,9 @@ mod tests {
             .await
             .ok()
             .unwrap_or_default();
-        assert_eq!(u.writes.destroy_nodegroups, vec!["x".to_string()]);
+        assert_eq!(u.destroy_nodegroups, vec!["x".to_string()]);
         assert_eq!(
-            u.cluster.and_then(|c| c.status),
+            u.status.map(|s| s.status),
             Some(ClusterStatus::UpdateComplete)
         );
     }
@@ -759,7 +765,7 @@ mod tests {
             nodegroups: &[],
         };
         let u = sim.update_cluster_status(&none, &c).await.ok();
-        assert_eq!(u, Some(StatusUpdate::unchanged()));
+        assert_eq!(u, Some(StatusReport::unchanged()));
         let mut extra = ng("x", "worker", 1, ClusterStatus::CreateInProgress);
         extra.is_default = Some(false);
         sim.create_nodegroup(&none, &mut c, &mut extra).await.ok();
@@ -774,11 +780,14 @@ mod tests {
             .ok()
             .unwrap_or_default();
         assert_eq!(
-            u.cluster.and_then(|c| c.status),
+            u.status.map(|s| s.status),
             Some(ClusterStatus::UpdateComplete)
         );
         assert_eq!(
-            u.writes.nodegroups.first().and_then(|n| n.status),
+            u.nodegroups
+                .first()
+                .and_then(|n| n.status.as_ref())
+                .map(|s| s.status),
             Some(ClusterStatus::CreateComplete)
         );
     }

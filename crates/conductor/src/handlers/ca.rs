@@ -92,13 +92,19 @@ impl Conductor {
                 template: &template,
                 nodegroups: &ngs,
             };
-            match driver.rotate_ca_certificate(&dctx, &mut candidate).await {
+            match self
+                .bounded(
+                    "rotate_ca_certificate",
+                    driver.rotate_ca_certificate(&dctx, &mut candidate),
+                )
+                .await
+            {
                 Ok(writes) => Ok((new, writes)),
                 Err(e) => {
                     // the driver may have changed its copy: delete exactly the new refs
                     set_refs(&mut candidate, &new);
                     delete_all_or_log(backend, ctx, &candidate).await;
-                    Err(e)
+                    Err::<_, MagnumError>(e.into())
                 }
             }
         }
@@ -160,7 +166,9 @@ impl Conductor {
             template: &template,
             nodegroups: &ngs,
         };
-        let writes = driver.rotate_credential(&dctx, &mut c).await?;
+        let writes = self
+            .bounded("rotate_credential", driver.rotate_credential(&dctx, &mut c))
+            .await?;
         crate::save::apply_writes(&self.db, c.uuid.as_deref().unwrap_or_default(), &writes).await?;
         Ok(())
     }

@@ -125,7 +125,7 @@ impl Conductor {
                 nodegroups: &ngs,
             };
             let before = c.data.clone();
-            let res = driver.create_cluster(&dctx, &mut c.data, create_timeout).await;
+            let res = self.bounded("create_cluster", driver.create_cluster(&dctx, &mut c.data, create_timeout)).await;
             touch_cluster_diff(&mut c, &before);
             let writes = res?;
             apply_writes(&self.db, c.data.uuid.as_deref().unwrap_or_default(), &writes).await?;
@@ -214,8 +214,11 @@ impl Conductor {
             };
             let manager = driver.get_scale_manager(&dctx, &c.data);
             let before = c.data.clone();
-            let res = driver
-                .update_cluster(&dctx, &mut c.data, manager.as_deref(), rollback)
+            let res = self
+                .bounded(
+                    "update_cluster",
+                    driver.update_cluster(&dctx, &mut c.data, manager.as_deref(), rollback),
+                )
                 .await;
             touch_cluster_diff(&mut c, &before);
             let writes = res?;
@@ -269,7 +272,9 @@ impl Conductor {
                 nodegroups: &ngs,
             };
             let before = c.data.clone();
-            let res = driver.delete_cluster(&dctx, &mut c.data).await;
+            let res = self
+                .bounded("delete_cluster", driver.delete_cluster(&dctx, &mut c.data))
+                .await;
             touch_cluster_diff(&mut c, &before);
             let writes = res?;
             apply_writes(&self.db, uuid, &writes).await?;
@@ -332,14 +337,17 @@ impl Conductor {
             };
             let manager = driver.get_scale_manager(&dctx, &c.data);
             let (before_c, before_ng) = (c.data.clone(), ng.data.clone());
-            let res = driver
-                .resize_cluster(
-                    &dctx,
-                    &mut c.data,
-                    manager.as_deref(),
-                    node_count,
-                    &nodes_to_remove,
-                    &mut ng.data,
+            let res = self
+                .bounded(
+                    "resize_cluster",
+                    driver.resize_cluster(
+                        &dctx,
+                        &mut c.data,
+                        manager.as_deref(),
+                        node_count,
+                        &nodes_to_remove,
+                        &mut ng.data,
+                    ),
                 )
                 .await;
             touch_cluster_diff(&mut c, &before_c);
@@ -419,14 +427,17 @@ impl Conductor {
                 nodegroups: &ngs,
             };
             let (before_c, before_ng) = (c.data.clone(), ng.data.clone());
-            let res = driver
-                .upgrade_cluster(
-                    &dctx,
-                    &mut c.data,
-                    &cluster_template.data,
-                    max_batch_size,
-                    &mut ng.data,
-                    false,
+            let res = self
+                .bounded(
+                    "upgrade_cluster",
+                    driver.upgrade_cluster(
+                        &dctx,
+                        &mut c.data,
+                        &cluster_template.data,
+                        max_batch_size,
+                        &mut ng.data,
+                        false,
+                    ),
                 )
                 .await;
             touch_cluster_diff(&mut c, &before_c);

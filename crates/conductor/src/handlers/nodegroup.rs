@@ -123,19 +123,25 @@ impl Conductor {
             let (before_c, before_ng) = (c.data.clone(), ng.data.clone());
             let res = match op {
                 NgOp::Create => {
-                    driver
-                        .create_nodegroup(&dctx, &mut c.data, &mut ng.data)
-                        .await
+                    self.bounded(
+                        "create_nodegroup",
+                        driver.create_nodegroup(&dctx, &mut c.data, &mut ng.data),
+                    )
+                    .await
                 }
                 NgOp::Update => {
-                    driver
-                        .update_nodegroup(&dctx, &mut c.data, &mut ng.data)
-                        .await
+                    self.bounded(
+                        "update_nodegroup",
+                        driver.update_nodegroup(&dctx, &mut c.data, &mut ng.data),
+                    )
+                    .await
                 }
                 NgOp::Delete => {
-                    driver
-                        .delete_nodegroup(&dctx, &mut c.data, &mut ng.data)
-                        .await
+                    self.bounded(
+                        "delete_nodegroup",
+                        driver.delete_nodegroup(&dctx, &mut c.data, &mut ng.data),
+                    )
+                    .await
                 }
             };
             touch_cluster_diff(&mut c, &before_c);

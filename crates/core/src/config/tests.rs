@@ -99,8 +99,8 @@ fn tables_are_well_formed() {
         }
     }
     // 279 options of Magnum's sample, the 9 keystoneauth session options, the 16 password
-    // plugin options keystonemiddleware loads in [keystone_authtoken], and [openkeel]'s 6.
-    assert_eq!(total, 279 + 9 + 16 + 6);
+    // plugin options keystonemiddleware loads in [keystone_authtoken], and [openkeel]'s 8.
+    assert_eq!(total, 279 + 9 + 16 + 8);
 }
 
 #[test]

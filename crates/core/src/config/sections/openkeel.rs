@@ -44,5 +44,16 @@ config_section! {
         /// Seconds between two runs of the conductor's cluster status sync (Magnum runs it
         /// every 10 seconds). Tests and demonstrations may shorten it.
         status_sync_interval: i64 = integer(10).min(1).max(3600);
+
+        /// Seconds the conductor waits for any one driver call (create, update, resize,
+        /// upgrade, delete, the nodegroup operations, a rotation, a status sync or a health
+        /// poll). A call that does not answer in time is a transient error: the operation
+        /// fails with a reason saying so, the status sync retries on its next tick, and the
+        /// cluster's operation lock is released.
+        driver_call_timeout: i64 = integer(60).min(1).max(3600);
+
+        /// Seconds an operation other than a create (whose limit is the cluster's
+        /// create_timeout) may stay *_IN_PROGRESS before the conductor marks it *_FAILED.
+        operation_timeout: i64 = integer(3600).min(60);
     }
 }

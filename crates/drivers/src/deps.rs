@@ -1,0 +1,114 @@
+//! What a driver is given when it is built, besides its own configuration: access to a
+//! cluster's certificates through the configured cert manager, and Keystone application
+//! credentials. The process that builds the registry (`openkeel::allinone::driver_registry`)
+//! implements these over `openkeel-certs` and `openkeel-cloud`; tests give stand-ins.
+//!
+//! A driver that talks to a management cluster builds that client itself from its option
+//! group (`[capi_client]`), so that the dependency on `kube` stays in that driver's crate.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use openkeel_core::context::RequestContext;
+use openkeel_core::objects::Cluster;
+
+use crate::DriverResult;
+
+/// A certificate and its private key, PEM, the key decrypted (it goes into a Kubernetes Secret
+/// of the management cluster, as magnum-cluster-api writes it). `Debug` never shows the key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyPairPem {
+    pub certificate: String,
+    pub private_key: String,
+}
+
+impl fmt::Debug for KeyPairPem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyPairPem")
+            .field(
+                "certificate",
+                &format_args!("{} bytes", self.certificate.len()),
+            )
+            .field("private_key", &"<redacted>")
+            .finish()
+    }
+}
+
+/// A cluster's CAs as the cert manager stores them (`ca_cert_ref`, `etcd_ca_cert_ref`,
+/// `front_proxy_ca_cert_ref`) and Magnum's client certificate (`magnum_cert_ref`), which
+/// magnum-cluster-api uses as the service-account key pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterCas {
+    pub kubernetes: KeyPairPem,
+    pub etcd: KeyPairPem,
+    pub front_proxy: KeyPairPem,
+    pub service_account: KeyPairPem,
+}
+
+/// Reads a cluster's certificates through the configured cert manager.
+#[async_trait]
+pub trait ClusterCaSource: Send + Sync {
+    async fn cluster_cas(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+    ) -> DriverResult<ClusterCas>;
+}
+
+/// A Keystone application credential and where to use it. `Debug` never shows the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApplicationCredential {
+    pub id: String,
+    pub secret: String,
+    /// The identity endpoint for the configured interface (`[capi_client] endpoint_type`).
+    pub auth_url: String,
+    /// The region (`[cinder_client] region_name` in magnum-cluster-api), if configured.
+    pub region_name: Option<String>,
+}
+
+impl fmt::Debug for ApplicationCredential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApplicationCredential")
+            .field("id", &self.id)
+            .field("secret", &"<redacted>")
+            .field("auth_url", &self.auth_url)
+            .field("region_name", &self.region_name)
+            .finish()
+    }
+}
+
+/// Keystone application credentials for a cluster's cloud provider (CAPO, the CCM, CSI).
+#[async_trait]
+pub trait ApplicationCredentials: Send + Sync {
+    /// Create one named after the cluster's uuid, owned by the requesting user (the token in
+    /// `ctx`), with the token's roles and no expiry (magnum-cluster-api's `clients.py`).
+    async fn create(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+    ) -> DriverResult<ApplicationCredential>;
+
+    /// Delete the cluster's credential (`name` = the cluster uuid, owned by `user_id`) with
+    /// the service's own credentials. Already gone is success.
+    async fn delete(&self, user_id: &str, name: &str) -> DriverResult<()>;
+}
+
+/// Everything a driver may be given when the registry is built.
+#[derive(Clone, Default)]
+pub struct DriverDeps {
+    pub certificates: Option<Arc<dyn ClusterCaSource>>,
+    pub application_credentials: Option<Arc<dyn ApplicationCredentials>>,
+}
+
+impl fmt::Debug for DriverDeps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DriverDeps")
+            .field("certificates", &self.certificates.is_some())
+            .field(
+                "application_credentials",
+                &self.application_credentials.is_some(),
+            )
+            .finish()
+    }
+}
