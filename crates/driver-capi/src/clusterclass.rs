@@ -138,6 +138,28 @@ impl ClusterClassSet {
     }
 }
 
+/// The API resource (group, version, plural) of an object of the set, from its `apiVersion`
+/// and `kind`: what a kube-rs `Api<DynamicObject>` needs to write it. `None` for a kind that
+/// is not part of the set.
+pub fn api_resource(object: &Value) -> Option<kube::core::ApiResource> {
+    let api_version = object["apiVersion"].as_str()?;
+    let kind = object["kind"].as_str()?;
+    let plural = match kind {
+        "Namespace" => "namespaces",
+        "OpenStackClusterTemplate" => "openstackclustertemplates",
+        "OpenStackMachineTemplate" => "openstackmachinetemplates",
+        "KubeadmControlPlaneTemplate" => "kubeadmcontrolplanetemplates",
+        "KubeadmConfigTemplate" => "kubeadmconfigtemplates",
+        "ClusterClass" => "clusterclasses",
+        _ => return None,
+    };
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    Some(kube::core::ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    ))
+}
+
 /// OpenKeel's ClusterClass set ([`CLUSTER_CLASS_VERSION`]), in apply order.
 pub fn objects() -> Vec<Value> {
     ClusterClassSet::for_version(CLUSTER_CLASS_VERSION).into_objects()

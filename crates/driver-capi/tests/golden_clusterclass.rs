@@ -9,6 +9,7 @@
 //! difference fails the test unless it is in [`KNOWN_DIFFERENCES`], each of which is listed
 //! with its reason in docs/differences.md ("Cluster API driver"). There are none today.
 
+use kube::core::{DynamicObject, Resource};
 use openkeel_driver_capi::clusterclass;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -148,6 +149,25 @@ async fn clusterclass_objects_match_magnum_cluster_api() {
         .map(|r| r["method"].as_str().unwrap())
         .collect();
     assert_eq!(methods, ["GET", "POST"].repeat(ours.len()));
+    // at the same URLs: a GET of the object, then a POST to its collection
+    for (i, o) in ours.iter().enumerate() {
+        let ar = clusterclass::api_resource(o).expect("an object of the set");
+        let ns = o["metadata"]["namespace"].as_str();
+        let collection = <DynamicObject as Resource>::url_path(&ar, ns);
+        let name = o["metadata"]["name"].as_str().unwrap();
+        let path = |r: &Value| {
+            r["path"]
+                .as_str()
+                .unwrap()
+                .trim_end_matches('?')
+                .to_string()
+        };
+        assert_eq!(
+            path(&oracle.requests[2 * i]),
+            format!("{collection}/{name}")
+        );
+        assert_eq!(path(&oracle.requests[2 * i + 1]), collection);
+    }
 
     let mut unexpected = Vec::new();
     let mut known_seen = Vec::new();

@@ -69,6 +69,27 @@ fn objects_come_in_apply_order_with_their_api_versions() {
 }
 
 #[test]
+fn every_object_has_its_api_resource() {
+    for o in objects() {
+        let Some(ar) = api_resource(&o) else {
+            panic!("{o}")
+        };
+        assert_eq!(ar.api_version, o["apiVersion"]);
+        assert_eq!(ar.kind, o["kind"]);
+        assert_eq!(
+            ar.plural,
+            format!("{}s", ar.kind.to_lowercase()).replace("sss", "sses")
+        );
+    }
+    let ns = api_resource(&namespace());
+    assert_eq!(
+        ns.map(|r| (r.group, r.version)),
+        Some((String::new(), "v1".into()))
+    );
+    assert!(api_resource(&json!({"apiVersion": "v1", "kind": "Secret"})).is_none());
+}
+
+#[test]
 fn the_class_refers_to_its_four_templates() {
     let set = ClusterClassSet::for_version("vX");
     let spec = &set.cluster_class["spec"];
