@@ -5,7 +5,8 @@
 #   MariaDB   OPENKEEL_TEST_MYSQL_URL   log in over TCP, create + drop a database, grants
 #   RabbitMQ  OPENKEEL_TEST_RABBIT_URL  AMQP login, vhost, publish/get (amqp_check.py)
 #   venv      OPENKEEL_TEST_VENV        openstack CLI with the coe plugin, oslo.policy,
-#                                       magnum when tests/python/requirements-magnum.txt exists
+#                                       magnum and magnum-cluster-api (its Rust extension imports)
+#                                       when tests/python/requirements-magnum.txt exists
 #   Keystone  OPENKEEL_TEST_KEYSTONE_URL a password token for demo, validated by the service user
 #
 # Exits non-zero naming what failed. Used by tests/run.sh after starting the services.
@@ -59,7 +60,7 @@ if [ -n "${OPENKEEL_TEST_VENV:-}" ]; then
     v=$OPENKEEL_TEST_VENV
     if out=$("$v/bin/python" -c '
 import importlib.metadata as m
-pkgs = ["python-openstackclient", "python-magnumclient", "oslo.policy", "magnum"]
+pkgs = ["python-openstackclient", "python-magnumclient", "oslo.policy", "magnum", "magnum-cluster-api"]
 def v(p):
     try:
         return m.version(p)
@@ -68,10 +69,11 @@ def v(p):
 print(" ".join(f"{p} {v(p)}" for p in pkgs))
 ' 2>&1) && PYTHONWARNINGS=ignore "$v/bin/openstack" coe cluster list --help >/dev/null 2>&1 &&
         [ -x "$v/bin/oslopolicy-checker" ] &&
-        { ! ok_magnum_wanted || [ -x "$v/bin/magnum-db-manage" ]; }; then
+        { ! ok_magnum_wanted || { [ -x "$v/bin/magnum-db-manage" ] &&
+            "$v/bin/python" -c "import magnum_cluster_api.magnum_cluster_api" 2>/dev/null; }; }; then
         ok_log "venv ok: $out"
     else
-        ok_log "FAILED venv $v: ${out:-openstack coe or oslopolicy-checker missing}"
+        ok_log "FAILED venv $v: ${out:-openstack coe or oslopolicy-checker missing} (or magnum-db-manage / magnum-cluster-api's extension)"
         fail=1
     fi
 else
