@@ -62,46 +62,58 @@ pub fn calico_tags() -> impl Iterator<Item = &'static str> {
     CALICO_MANIFESTS.iter().map(|(t, _)| *t)
 }
 
-/// The Calico manifest for `tag`, images rewritten for `repository`
-/// (`image_utils.update_manifest_images`: every document re-serialised).
+/// The Calico manifest for `tag`, images rewritten for `repository`.
+///
+/// magnum-cluster-api (`image_utils.update_manifest_images`) parses the manifest and dumps it
+/// again with PyYAML; here the text is kept and only the `image:` lines are rewritten, so
+/// quoting that matters to YAML 1.1 readers (`"Off"` in Calico's CRDs) is never lost. The
+/// documents are the same once parsed (the golden test compares them parsed).
 pub fn calico_manifest(tag: &str, repository: &str) -> Result<String, MagnumError> {
     let text = CALICO_MANIFESTS
         .iter()
         .find(|(t, _)| *t == tag)
         .map(|(_, m)| *m)
         .ok_or_else(|| unsupported_calico(tag))?;
-    let mut out = String::new();
-    for doc in serde_yaml::Deserializer::from_str(text) {
-        let mut v: serde_yaml::Value = serde::Deserialize::deserialize(doc).map_err(|e| {
-            MagnumError::with_message(ErrorKind::Invalid, format!("calico manifest: {e}"))
-        })?;
-        if v.is_null() {
-            continue;
-        }
-        let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("");
-        if matches!(kind, "DaemonSet" | "Deployment" | "StatefulSet") && !repository.is_empty() {
-            if let Some(pod) = v
-                .get_mut("spec")
-                .and_then(|s| s.get_mut("template"))
-                .and_then(|t| t.get_mut("spec"))
-            {
-                for list in ["initContainers", "containers"] {
-                    if let Some(serde_yaml::Value::Sequence(cs)) = pod.get_mut(list) {
-                        for c in cs {
-                            if let Some(serde_yaml::Value::String(img)) = c.get_mut("image") {
-                                *img = get_image(img, repository);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out.push_str("---\n");
-        out.push_str(&serde_yaml::to_string(&v).map_err(|e| {
-            MagnumError::with_message(ErrorKind::Invalid, format!("calico manifest: {e}"))
-        })?);
+    if repository.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len() + 256);
+    for line in text.split_inclusive('\n') {
+        out.push_str(&rewrite_image_line(line, repository));
     }
     Ok(out)
+}
+
+/// `image: <name>` (or `- image: <name>`, quoted or not) with the name mirrored.
+fn rewrite_image_line(line: &str, repository: &str) -> String {
+    let body = line.trim_end_matches(['\n', '\r']);
+    let ending = &line[body.len()..];
+    let indent = body.len() - body.trim_start().len();
+    let rest = &body[indent..];
+    let (dash, after) = match rest.strip_prefix("- ") {
+        Some(a) => ("- ", a),
+        None => ("", rest),
+    };
+    let Some(value) = after.strip_prefix("image:") else {
+        return line.to_string();
+    };
+    let value = value.trim();
+    let (quote, name) = if value.len() >= 2
+        && ((value.starts_with('"') && value.ends_with('"'))
+            || (value.starts_with('\'') && value.ends_with('\'')))
+    {
+        (&value[..1], &value[1..value.len() - 1])
+    } else {
+        ("", value)
+    };
+    if name.is_empty() || name.contains(' ') {
+        return line.to_string();
+    }
+    format!(
+        "{}{dash}image: {quote}{}{quote}{ending}",
+        &body[..indent],
+        get_image(name, repository)
+    )
 }
 
 pub(crate) fn unsupported_calico(tag: &str) -> MagnumError {
@@ -233,6 +245,7 @@ pub fn legacy_helm_releases(
             chart: "cilium",
             release: "cilium",
             namespace: "kube-system",
+            // not yet: magnum-cluster-api's Cilium values (docs/differences.md)
             values: json!({}),
         });
     }
@@ -328,6 +341,7 @@ pub fn cloud_provider_helm_releases(
             chart: "openstack-cinder-csi",
             release: "cinder-csi",
             namespace: "kube-system",
+            // not yet: magnum-cluster-api's Cinder CSI values (docs/differences.md)
             values: json!({}),
         });
     }
@@ -357,12 +371,12 @@ pub fn convert_to_rfc1123(input: &str) -> String {
     out
 }
 
-fn resource_set_secret(name: &str, cluster_uuid: &str, data: Map<String, Value>) -> Value {
+fn resource_set_secret(name: &str, data: Map<String, Value>) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "addons.cluster.x-k8s.io/resource-set",
-        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"cluster-uuid": cluster_uuid}},
+        "metadata": {"name": name, "namespace": NAMESPACE},
         "stringData": data,
     })
 }
@@ -413,7 +427,7 @@ pub fn legacy_secret(
             data.insert(release.key.into(), take_rendered(rendered, &release)?);
         }
     }
-    Ok(resource_set_secret(&uuid, &uuid, data))
+    Ok(resource_set_secret(&uuid, data))
 }
 
 /// `Secret <stack_id>-cloud-provider` (`CloudProviderClusterResourcesSecret`).
@@ -422,7 +436,6 @@ pub fn cloud_provider_secret(
     inputs: &AddonInputs,
     rendered: &BTreeMap<String, String>,
 ) -> Result<Value, MagnumError> {
-    let uuid = cluster.uuid.clone().unwrap_or_default();
     let stack_id = cluster.stack_id.clone().unwrap_or_default();
     let releases = cloud_provider_helm_releases(cluster, inputs)?;
     let mut data = Map::new();
@@ -458,7 +471,6 @@ pub fn cloud_provider_secret(
     }
     Ok(resource_set_secret(
         &format!("{stack_id}-cloud-provider"),
-        &uuid,
         data,
     ))
 }
