@@ -29,8 +29,7 @@ pub mod variables;
 
 use serde_json::{json, Value};
 
-/// The management cluster namespace that holds every object of the driver.
-pub const NAMESPACE: &str = "magnum-system";
+pub use crate::NAMESPACE;
 
 /// The version in the ClusterClass's name (see the module documentation): the
 /// magnum-cluster-api release whose ClusterClass OpenKeel writes.

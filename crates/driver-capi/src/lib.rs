@@ -1,4 +1,14 @@
 //! openkeel-driver-capi: the native Cluster API driver (the five `k8s_cluster_api_*` entry
 //! points of magnum-cluster-api), writing the management cluster's objects with kube-rs.
 
+pub mod addons;
+mod calico_manifests;
+pub mod cluster;
 pub mod clusterclass;
+pub mod labels;
+pub mod secrets;
+pub mod validate;
+
+/// The management cluster's namespace for every object of the driver (hard-coded in
+/// magnum-cluster-api).
+pub const NAMESPACE: &str = "magnum-system";

@@ -111,6 +111,9 @@ config_root! {
     oslo_reports: OsloReportsSection = "oslo_reports",
     oslo_versionedobjects: OsloVersionedobjectsSection = "oslo_versionedobjects",
     cors: CorsSection = "cors",
+    capi_client: CapiClientSection = "capi_client",
+    auto_scaling: AutoScalingSection = "auto_scaling",
+    manila_client: ManilaClientSection = "manila_client",
     openkeel: OpenkeelSection = "openkeel",
 }
 

@@ -53,7 +53,7 @@ fn root_fields_match_section_names() {
     for (root, group) in ROOT_GROUPS {
         assert_eq!(root, group);
     }
-    assert_eq!(Config::sections().len(), 33);
+    assert_eq!(Config::sections().len(), 36);
     assert_eq!(Config::sections()[0].name, "DEFAULT");
 }
 
@@ -99,8 +99,10 @@ fn tables_are_well_formed() {
         }
     }
     // 279 options of Magnum's sample, the 9 keystoneauth session options, the 16 password
-    // plugin options keystonemiddleware loads in [keystone_authtoken], and [openkeel]'s 8.
-    assert_eq!(total, 279 + 9 + 16 + 8);
+    // plugin options keystonemiddleware loads in [keystone_authtoken], [openkeel]'s 8, and
+    // the Cluster API driver's groups: magnum-cluster-api's 13 ([capi_client] 5,
+    // [auto_scaling] 1, [manila_client] 7) and OpenKeel's 2 kubeconfig options.
+    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 2);
 }
 
 #[test]
@@ -1057,5 +1059,37 @@ fn checked_in_sample_is_current() {
         checked_in == sample(),
         "etc/openkeel.conf.sample is out of date; regenerate it with \
          `cargo run -q --bin openkeel-config-generator > etc/openkeel.conf.sample`"
+    );
+}
+
+#[test]
+fn capi_driver_groups_have_magnum_cluster_api_defaults() {
+    // magnum_cluster_api/conf.py (0.38.2)
+    let c = Config::default();
+    assert_eq!(c.capi_client.endpoint_type, "publicURL");
+    assert_eq!(c.capi_client.ca_file, None);
+    assert_eq!(c.capi_client.cert_file, None);
+    assert_eq!(c.capi_client.key_file, None);
+    assert!(!c.capi_client.insecure);
+    assert_eq!(c.capi_client.kubeconfig, "");
+    assert_eq!(c.capi_client.kubeconfig_context, "");
+    assert_eq!(
+        c.auto_scaling.image_repository,
+        "registry.k8s.io/autoscaling"
+    );
+    assert_eq!(c.manila_client.region_name, None);
+    assert_eq!(c.manila_client.endpoint_type, "publicURL");
+    assert_eq!(c.manila_client.api_version, "3");
+    assert!(!c.manila_client.insecure);
+    let c = Config::from_ini_str(
+        "[capi_client]\nkubeconfig = /etc/magnum/mgmt.kubeconfig\ninsecure = true\n\
+         [auto_scaling]\nimage_repository = mirror.example/autoscaling\n",
+    )
+    .unwrap();
+    assert_eq!(c.capi_client.kubeconfig, "/etc/magnum/mgmt.kubeconfig");
+    assert!(c.capi_client.insecure);
+    assert_eq!(
+        c.auto_scaling.image_repository,
+        "mirror.example/autoscaling"
     );
 }

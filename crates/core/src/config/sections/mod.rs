@@ -10,6 +10,7 @@
     rustdoc::bare_urls
 )]
 
+mod capi;
 mod clients;
 mod default;
 mod keystone;
@@ -17,6 +18,7 @@ mod magnum;
 mod openkeel;
 mod oslo;
 
+pub use capi::*;
 pub use clients::*;
 pub use default::*;
 pub use keystone::*;

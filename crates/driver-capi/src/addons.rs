@@ -1,0 +1,552 @@
+//! The addons magnum-cluster-api installs through two ClusterResourceSets (§9): the legacy
+//! `ClusterResourceSet <uuid>` (ApplyOnce: CNI, keystone-auth, `kube-system/cloud-config`)
+//! and `ClusterResourceSet <stack_id>-cloud-provider` (Reconcile: OpenStack CCM, Cinder CSI
+//! and its StorageClasses, `kube-system/cloud-config`), each with its Secret of manifests.
+//!
+//! Calico is a static manifest carried with the driver (`manifests/calico`). The other addons
+//! are Helm charts that magnum-cluster-api renders with `helm template`; this module gives
+//! the chart, release and values ([`HelmRelease`]) and takes their rendering as input.
+
+use std::collections::BTreeMap;
+
+use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::objects::{Cluster, ClusterTemplate};
+use serde_json::{json, Map, Value};
+
+use crate::calico_manifests::CALICO_MANIFESTS;
+use crate::cluster::DEFAULT_CALICO_TAG;
+use crate::labels::Labels;
+use crate::NAMESPACE;
+
+/// `image_utils.get_image`: an image's name in the `container_infra_prefix` mirror.
+pub fn get_image(name: &str, repository: &str) -> String {
+    if repository.is_empty() {
+        return name.to_string();
+    }
+    let mut new = name.to_string();
+    if name.starts_with("quay.io/calico") {
+        new = name.replace("quay.io/calico/", &format!("{repository}/calico/"));
+    }
+    if let Some(component) = name.strip_prefix("quay.io/cilium/") {
+        new = format!("{repository}/cilium-{component}");
+    }
+    for prefix in [
+        "docker.io/k8scloudprovider",
+        "registry.k8s.io/sig-storage",
+        "registry.k8s.io/provider-os",
+        "gcr.io/k8s-staging-sig-storage",
+    ] {
+        if name.starts_with(prefix) {
+            new = name.replace(prefix, repository);
+        }
+    }
+    if new.starts_with(&format!("{repository}/livenessprobe")) {
+        return new.replace("livenessprobe", "csi-livenessprobe");
+    }
+    for prefix in ["registry.k8s.io/coredns", "registry.k8s.io/autoscaling"] {
+        if new.starts_with(prefix) {
+            return new.replace(prefix, repository);
+        }
+    }
+    if new.starts_with("registry.k8s.io/etcd")
+        || new.starts_with("registry.k8s.io/kube-")
+        || new.starts_with("registry.k8s.io/pause")
+    {
+        return new.replace("registry.k8s.io", repository);
+    }
+    new
+}
+
+/// The Calico tags whose manifest the driver carries.
+pub fn calico_tags() -> impl Iterator<Item = &'static str> {
+    CALICO_MANIFESTS.iter().map(|(t, _)| *t)
+}
+
+/// The Calico manifest for `tag`, images rewritten for `repository`.
+///
+/// magnum-cluster-api (`image_utils.update_manifest_images`) parses the manifest and dumps it
+/// again with PyYAML; here the text is kept and only the `image:` lines are rewritten, so
+/// quoting that matters to YAML 1.1 readers (`"Off"` in Calico's CRDs) is never lost. The
+/// documents are the same once parsed (the golden test compares them parsed).
+pub fn calico_manifest(tag: &str, repository: &str) -> Result<String, MagnumError> {
+    let text = CALICO_MANIFESTS
+        .iter()
+        .find(|(t, _)| *t == tag)
+        .map(|(_, m)| *m)
+        .ok_or_else(|| unsupported_calico(tag))?;
+    if repository.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len() + 256);
+    for line in text.split_inclusive('\n') {
+        out.push_str(&rewrite_image_line(line, repository));
+    }
+    Ok(out)
+}
+
+/// `image: <name>` (or `- image: <name>`, quoted or not) with the name mirrored.
+fn rewrite_image_line(line: &str, repository: &str) -> String {
+    let body = line.trim_end_matches(['\n', '\r']);
+    let ending = &line[body.len()..];
+    let indent = body.len() - body.trim_start().len();
+    let rest = &body[indent..];
+    let (dash, after) = match rest.strip_prefix("- ") {
+        Some(a) => ("- ", a),
+        None => ("", rest),
+    };
+    let Some(value) = after.strip_prefix("image:") else {
+        return line.to_string();
+    };
+    let value = value.trim();
+    let (quote, name) = if value.len() >= 2
+        && ((value.starts_with('"') && value.ends_with('"'))
+            || (value.starts_with('\'') && value.ends_with('\'')))
+    {
+        (&value[..1], &value[1..value.len() - 1])
+    } else {
+        ("", value)
+    };
+    if name.is_empty() || name.contains(' ') {
+        return line.to_string();
+    }
+    format!(
+        "{}{dash}image: {quote}{}{quote}{ending}",
+        &body[..indent],
+        get_image(name, repository)
+    )
+}
+
+pub(crate) fn unsupported_calico(tag: &str) -> MagnumError {
+    let known: Vec<&str> = calico_tags().collect();
+    MagnumError::with_message(
+        ErrorKind::InvalidParameterValue,
+        format!(
+            "Unsupported calico_tag {tag}: the Cluster API driver ships Calico {}.",
+            known.join(", ")
+        ),
+    )
+}
+
+/// A Helm chart magnum-cluster-api renders with `helm template` into an addon Secret key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HelmRelease {
+    /// The Secret key the rendering goes to (`keystone-auth.yaml`, ...).
+    pub key: &'static str,
+    /// The chart directory in magnum-cluster-api's package (`charts/<chart>`).
+    pub chart: &'static str,
+    pub release: &'static str,
+    pub namespace: &'static str,
+    pub values: Value,
+}
+
+/// What the addon Secrets need from the cloud and configuration.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AddonInputs {
+    /// The public identity endpoint (`osc.url_for("identity", "public")`).
+    pub public_auth_url: String,
+    pub region_name: Option<String>,
+    pub application_credential_id: String,
+    pub application_credential_secret: String,
+    /// `[drivers] verify_ca`.
+    pub verify_ca: bool,
+    /// `[drivers] openstack_ca_file`'s contents ("" when unset).
+    pub openstack_ca: String,
+    /// Cinder volume type names, in Cinder's order, and the default one.
+    pub volume_types: Vec<String>,
+    pub default_volume_type: String,
+    /// The catalogue has `volumev3` or `block-storage`.
+    pub block_storage_in_catalog: bool,
+    /// The keystone-auth policy (`[kubernetes] keystone_auth_default_policy` with
+    /// `$PROJECT_ID` replaced), or None for the built-in one.
+    pub keystone_auth_policy: Option<Value>,
+}
+
+/// `generate_cloud_controller_manager_config`: the `cloud.conf` of `kube-system/cloud-config`.
+pub fn cloud_conf(cluster: &Cluster, inputs: &AddonInputs) -> Result<String, MagnumError> {
+    let l = Labels::new(cluster.labels.as_ref());
+    let provider = l.str_or("octavia_provider", "amphorav2");
+    let method = match (provider.as_str(), l.get("octavia_lb_algorithm")) {
+        ("amphora" | "amphorav2", None) => "ROUND_ROBIN".to_string(),
+        ("ovn", None) => "SOURCE_IP_PORT".to_string(),
+        ("ovn", Some(m)) if m != "SOURCE_IP_PORT" => {
+            return Err(invalid_lb_algorithm(m));
+        }
+        (_, m) => m.map(str::to_string).unwrap_or_else(|| "None".into()),
+    };
+    Ok(format!(
+        "[Global]\nauth-url={}\nregion={}\napplication-credential-id={}\n\
+         application-credential-secret={}\ntls-insecure={}\n{}\n[LoadBalancer]\n\
+         lb-provider={provider}\nlb-method={method}\ncreate-monitor={}\n",
+        inputs.public_auth_url,
+        inputs.region_name.clone().unwrap_or_else(|| "None".into()),
+        inputs.application_credential_id,
+        inputs.application_credential_secret,
+        if inputs.verify_ca { "false" } else { "true" },
+        if inputs.openstack_ca.is_empty() {
+            ""
+        } else {
+            "ca-file=/etc/config/ca.crt"
+        },
+        l.str_or("octavia_lb_healthcheck", "True"),
+    ))
+}
+
+pub(crate) fn invalid_lb_algorithm(m: &str) -> MagnumError {
+    MagnumError::with_message(
+        ErrorKind::Invalid,
+        format!("Invalid value for octavia_lb_algorithm: {m}."),
+    )
+}
+
+fn yaml(v: &Value) -> String {
+    serde_yaml::to_string(v).unwrap_or_default()
+}
+
+/// `cloud-config-secret.yaml`: the workload cluster's `kube-system/cloud-config` Secret.
+pub fn cloud_config_manifest(
+    cluster: &Cluster,
+    inputs: &AddonInputs,
+) -> Result<String, MagnumError> {
+    Ok(yaml(&json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "cloud-config", "namespace": "kube-system"},
+        "stringData": {"cloud.conf": cloud_conf(cluster, inputs)?, "ca.crt": inputs.openstack_ca},
+    })))
+}
+
+/// `get_keystone_auth_default_policy`'s built-in policy.
+pub fn default_keystone_auth_policy(project_id: &str) -> Value {
+    json!([{
+        "resource": {
+            "verbs": ["list"],
+            "resources": ["pods", "services", "deployments", "pvc"],
+            "version": "*",
+            "namespace": "default",
+        },
+        "match": [
+            {"type": "role", "values": ["member"]},
+            {"type": "project", "values": [project_id]},
+        ],
+    }])
+}
+
+/// The Helm releases of the legacy Secret (`keystone-auth.yaml`; Cilium's `cilium.yaml`).
+pub fn legacy_helm_releases(
+    cluster: &Cluster,
+    template: &ClusterTemplate,
+    inputs: &AddonInputs,
+) -> Result<Vec<HelmRelease>, MagnumError> {
+    let l = Labels::new(cluster.labels.as_ref());
+    let mut out = Vec::new();
+    if template.network_driver.as_deref() == Some("cilium") {
+        out.push(HelmRelease {
+            key: "cilium.yaml",
+            chart: "cilium",
+            release: "cilium",
+            namespace: "kube-system",
+            // not yet: magnum-cluster-api's Cilium values (docs/differences.md)
+            values: json!({}),
+        });
+    }
+    if l.bool_or("keystone_auth_enabled", true)? {
+        let url = &inputs.public_auth_url;
+        let auth_url = if url.ends_with("/v3") {
+            url.clone()
+        } else {
+            format!("{url}/v3")
+        };
+        let policy = inputs.keystone_auth_policy.clone().unwrap_or_else(|| {
+            default_keystone_auth_policy(cluster.project_id.as_deref().unwrap_or(""))
+        });
+        out.push(HelmRelease {
+            key: "keystone-auth.yaml",
+            chart: "k8s-keystone-auth",
+            release: "k8s-keystone-auth",
+            namespace: "kube-system",
+            values: json!({"conf": {
+                "auth_url": auth_url,
+                "ca_cert": inputs.openstack_ca,
+                "policy": policy,
+            }}),
+        });
+    }
+    Ok(out)
+}
+
+/// `cloud_provider_tag` default: by the `kube_tag` minor (`src/magnum.rs`; the table was
+/// read back from magnum-cluster-api 0.38.2 for minors 1.21 to 1.37).
+pub fn cloud_provider_tag(labels: &Labels<'_>) -> String {
+    if let Some(t) = labels.get("cloud_provider_tag") {
+        return t.to_string();
+    }
+    let kube = labels.str_or("kube_tag", "");
+    let minor = kube
+        .trim_start_matches('v')
+        .split('.')
+        .nth(1)
+        .and_then(|m| m.parse::<u32>().ok());
+    let tag = match minor {
+        Some(22) => "v1.22.2",
+        Some(23) => "v1.23.4",
+        Some(24) => "v1.24.6",
+        Some(25) => "v1.25.6",
+        Some(26) => "v1.26.4",
+        Some(27) => "v1.27.3",
+        Some(28) => "v1.28.3",
+        Some(29) => "v1.29.1",
+        Some(30) => "v1.30.3",
+        Some(31) => "v1.31.4",
+        Some(32) => "v1.32.1",
+        Some(33) => "v1.33.1",
+        Some(34) => "v1.34.1",
+        _ => "v1.35.0",
+    };
+    tag.to_string()
+}
+
+/// The Helm releases of `<stack_id>-cloud-provider`: the CCM, and Cinder CSI when enabled.
+pub fn cloud_provider_helm_releases(
+    cluster: &Cluster,
+    inputs: &AddonInputs,
+) -> Result<Vec<HelmRelease>, MagnumError> {
+    let l = Labels::new(cluster.labels.as_ref());
+    let repo = l.str_or("container_infra_prefix", "");
+    let image = get_image(
+        "registry.k8s.io/provider-os/openstack-cloud-controller-manager",
+        &repo,
+    );
+    let mut out = vec![HelmRelease {
+        key: "cloud-controller-manager.yaml",
+        chart: "openstack-cloud-controller-manager",
+        release: "openstack-ccm",
+        namespace: "kube-system",
+        values: json!({
+            "image": {"repository": image, "tag": cloud_provider_tag(&l)},
+            "secret": {"create": false},
+            "extraVolumes": [
+                {"hostPath": {"path": "/etc/kubernetes/pki", "type": "Directory"}, "name": "k8s-certs"},
+                {"hostPath": {"path": "/etc/ssl/certs", "type": "DirectoryOrCreate"}, "name": "ca-certs"},
+            ],
+            "extraVolumeMounts": [
+                {"mountPath": "/etc/kubernetes/pki", "name": "k8s-certs", "readOnly": true},
+                {"mountPath": "/etc/ssl/certs", "name": "ca-certs", "readOnly": true},
+            ],
+            "cluster": {"name": cluster.uuid.clone().unwrap_or_default()},
+        }),
+    }];
+    if cinder_enabled(cluster, inputs)? {
+        out.push(HelmRelease {
+            key: "cinder-csi.yaml",
+            chart: "openstack-cinder-csi",
+            release: "cinder-csi",
+            namespace: "kube-system",
+            // not yet: magnum-cluster-api's Cinder CSI values (docs/differences.md)
+            values: json!({}),
+        });
+    }
+    Ok(out)
+}
+
+fn cinder_enabled(cluster: &Cluster, inputs: &AddonInputs) -> Result<bool, MagnumError> {
+    Ok(
+        Labels::new(cluster.labels.as_ref()).bool_or("cinder_csi_enabled", true)?
+            && inputs.block_storage_in_catalog,
+    )
+}
+
+/// `convert_to_rfc1123`: runs of non-alphanumerics become `-`, lower-cased.
+pub fn convert_to_rfc1123(input: &str) -> String {
+    let mut out = String::new();
+    let mut in_run = false;
+    for c in input.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+            in_run = false;
+        } else if !in_run {
+            out.push('-');
+            in_run = true;
+        }
+    }
+    out
+}
+
+fn resource_set_secret(name: &str, data: Map<String, Value>) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "addons.cluster.x-k8s.io/resource-set",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "stringData": data,
+    })
+}
+
+fn take_rendered(
+    rendered: &BTreeMap<String, String>,
+    release: &HelmRelease,
+) -> Result<Value, MagnumError> {
+    rendered.get(release.key).map(|s| json!(s)).ok_or_else(|| {
+        MagnumError::with_message(
+            ErrorKind::Invalid,
+            format!("the {} chart was not rendered", release.chart),
+        )
+    })
+}
+
+/// `Secret <uuid>` (`LegacyClusterResourcesSecret`). `rendered` holds the Helm renderings
+/// of [`legacy_helm_releases`], by key.
+pub fn legacy_secret(
+    cluster: &Cluster,
+    template: &ClusterTemplate,
+    inputs: &AddonInputs,
+    rendered: &BTreeMap<String, String>,
+) -> Result<Value, MagnumError> {
+    let l = Labels::new(cluster.labels.as_ref());
+    let uuid = cluster.uuid.clone().unwrap_or_default();
+    let mut data = Map::new();
+    for release in legacy_helm_releases(cluster, template, inputs)? {
+        if release.key == "cilium.yaml" {
+            data.insert(release.key.into(), take_rendered(rendered, &release)?);
+        }
+    }
+    data.insert(
+        "cloud-config-secret.yaml".into(),
+        json!(cloud_config_manifest(cluster, inputs)?),
+    );
+    if template.network_driver.as_deref() == Some("calico") {
+        data.insert(
+            "calico.yml".into(),
+            json!(calico_manifest(
+                &l.str_or("calico_tag", DEFAULT_CALICO_TAG),
+                &l.str_or("container_infra_prefix", "")
+            )?),
+        );
+    }
+    for release in legacy_helm_releases(cluster, template, inputs)? {
+        if release.key != "cilium.yaml" {
+            data.insert(release.key.into(), take_rendered(rendered, &release)?);
+        }
+    }
+    Ok(resource_set_secret(&uuid, data))
+}
+
+/// `Secret <stack_id>-cloud-provider` (`CloudProviderClusterResourcesSecret`).
+pub fn cloud_provider_secret(
+    cluster: &Cluster,
+    inputs: &AddonInputs,
+    rendered: &BTreeMap<String, String>,
+) -> Result<Value, MagnumError> {
+    let stack_id = cluster.stack_id.clone().unwrap_or_default();
+    let releases = cloud_provider_helm_releases(cluster, inputs)?;
+    let mut data = Map::new();
+    if let Some(ccm) = releases.first() {
+        data.insert(ccm.key.into(), take_rendered(rendered, ccm)?);
+    }
+    data.insert(
+        "cloud-config-secret.yaml".into(),
+        json!(cloud_config_manifest(cluster, inputs)?),
+    );
+    if let Some(csi) = releases.get(1) {
+        data.insert(csi.key.into(), take_rendered(rendered, csi)?);
+        for vt in inputs.volume_types.iter().filter(|v| *v != "__DEFAULT__") {
+            let annotations = if *vt == inputs.default_volume_type {
+                json!({"storageclass.kubernetes.io/is-default-class": "true"})
+            } else {
+                json!({})
+            };
+            data.insert(
+                format!("storageclass-block-{vt}.yaml"),
+                json!(yaml(&json!({
+                    "allowVolumeExpansion": true,
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "StorageClass",
+                    "metadata": {"annotations": annotations, "name": format!("block-{}", convert_to_rfc1123(vt))},
+                    "parameters": {"type": vt},
+                    "provisioner": "cinder.csi.openstack.org",
+                    "reclaimPolicy": "Delete",
+                    "volumeBindingMode": "Immediate",
+                }))),
+            );
+        }
+    }
+    Ok(resource_set_secret(
+        &format!("{stack_id}-cloud-provider"),
+        data,
+    ))
+}
+
+/// The two ClusterResourceSets (`src/magnum.rs`): `<uuid>` (no strategy: CAPI's
+/// `ApplyOnce`) and `<stack_id>-cloud-provider` (`Reconcile`), both selecting the `Cluster`
+/// by its `cluster-uuid` label.
+pub fn cluster_resource_sets(cluster_uuid: &str, stack_id: &str) -> [Value; 2] {
+    let selector = json!({"matchLabels": {"cluster-uuid": cluster_uuid}});
+    let cloud_provider = format!("{stack_id}-cloud-provider");
+    [
+        json!({
+            "apiVersion": "addons.cluster.x-k8s.io/v1beta1",
+            "kind": "ClusterResourceSet",
+            "metadata": {"name": cluster_uuid, "namespace": NAMESPACE},
+            "spec": {
+                "clusterSelector": selector,
+                "resources": [{"kind": "Secret", "name": cluster_uuid}],
+            },
+        }),
+        json!({
+            "apiVersion": "addons.cluster.x-k8s.io/v1beta1",
+            "kind": "ClusterResourceSet",
+            "metadata": {"name": cloud_provider, "namespace": NAMESPACE},
+            "spec": {
+                "clusterSelector": selector,
+                "resources": [{"kind": "Secret", "name": cloud_provider}],
+                "strategy": "Reconcile",
+            },
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirror_rewrites_as_image_utils() {
+        assert_eq!(
+            get_image("quay.io/calico/node:v3", ""),
+            "quay.io/calico/node:v3"
+        );
+        assert_eq!(
+            get_image("quay.io/calico/node:v3", "m.io/x"),
+            "m.io/x/calico/node:v3"
+        );
+        assert_eq!(
+            get_image("quay.io/cilium/cilium:v1", "m.io"),
+            "m.io/cilium-cilium:v1"
+        );
+        assert_eq!(
+            get_image("registry.k8s.io/pause:3.9", "m.io"),
+            "m.io/pause:3.9"
+        );
+        assert_eq!(
+            get_image("registry.k8s.io/sig-storage/livenessprobe:v2", "m.io"),
+            "m.io/csi-livenessprobe:v2"
+        );
+    }
+
+    #[test]
+    fn every_calico_manifest_parses_and_unknown_tags_are_refused() {
+        assert_eq!(calico_tags().count(), 15);
+        let m = calico_manifest("v3.32.1", "mirror.example").unwrap();
+        assert!(m.contains("mirror.example/calico/"));
+        assert!(!m.contains("quay.io/calico/"));
+        assert_eq!(
+            calico_manifest("v9.9.9", "").unwrap_err().kind(),
+            ErrorKind::InvalidParameterValue
+        );
+    }
+
+    #[test]
+    fn rfc1123_names() {
+        assert_eq!(convert_to_rfc1123("Slow HDD"), "slow-hdd");
+        assert_eq!(convert_to_rfc1123("a__b"), "a-b");
+    }
+}
