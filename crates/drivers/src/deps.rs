@@ -1,6 +1,6 @@
 //! What a driver is given when it is built, besides its own configuration: access to a
-//! cluster's certificates through the configured cert manager, and Keystone application
-//! credentials. The process that builds the registry (`openkeel::allinone::driver_registry`)
+//! cluster's certificates through the configured cert manager, Keystone application
+//! credentials, and the OpenStack look-ups and resources a driver needs. The process that builds the registry (`openkeel::allinone::driver_registry`)
 //! implements these over `openkeel-certs` and `openkeel-cloud`; tests give stand-ins.
 //!
 //! A driver that talks to a management cluster builds that client itself from its option
@@ -10,6 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use openkeel_core::cloud::{Flavor, Image, NamedResource};
 use openkeel_core::context::RequestContext;
 use openkeel_core::objects::Cluster;
 
@@ -94,11 +95,46 @@ pub trait ApplicationCredentials: Send + Sync {
     async fn delete(&self, user_id: &str, name: &str) -> DriverResult<()>;
 }
 
+/// The OpenStack look-ups and the few resources a driver manages itself (magnum-cluster-api:
+/// Nova flavors and server groups, the Glance image, Cinder's default volume type, Neutron
+/// networks and subnets), each made with the caller's context (its token, or the service's
+/// credentials for the periodic tasks' admin context). Not found is a permanent error with
+/// Magnum's message; an unreachable service or a timeout is transient.
+#[async_trait]
+pub trait DriverCloud: Send + Sync {
+    /// A Nova flavor by name or id.
+    async fn flavor(&self, ctx: &RequestContext, name_or_id: &str) -> DriverResult<Flavor>;
+    /// A Glance image by id or unique name.
+    async fn image(&self, ctx: &RequestContext, name_or_id: &str) -> DriverResult<Image>;
+    /// A Neutron network by name or id (`external`: among the external networks).
+    async fn network(
+        &self,
+        ctx: &RequestContext,
+        name_or_id: &str,
+        external: bool,
+    ) -> DriverResult<NamedResource>;
+    /// A Neutron subnet by name or id.
+    async fn subnet(&self, ctx: &RequestContext, name_or_id: &str) -> DriverResult<NamedResource>;
+    /// The name of Cinder's default volume type.
+    async fn default_volume_type(&self, ctx: &RequestContext) -> DriverResult<String>;
+    /// The id of the Nova server group `name` in the caller's project, created with `policy`
+    /// (e.g. `soft-anti-affinity`) when there is none.
+    async fn ensure_server_group(
+        &self,
+        ctx: &RequestContext,
+        name: &str,
+        policy: &str,
+    ) -> DriverResult<String>;
+    /// Delete the Nova server groups named `name` of the cluster's project (none is success).
+    async fn delete_server_group(&self, ctx: &RequestContext, name: &str) -> DriverResult<()>;
+}
+
 /// Everything a driver may be given when the registry is built.
 #[derive(Clone, Default)]
 pub struct DriverDeps {
     pub certificates: Option<Arc<dyn ClusterCaSource>>,
     pub application_credentials: Option<Arc<dyn ApplicationCredentials>>,
+    pub cloud: Option<Arc<dyn DriverCloud>>,
 }
 
 impl fmt::Debug for DriverDeps {
@@ -109,6 +145,7 @@ impl fmt::Debug for DriverDeps {
                 "application_credentials",
                 &self.application_credentials.is_some(),
             )
+            .field("cloud", &self.cloud.is_some())
             .finish()
     }
 }
