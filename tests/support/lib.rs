@@ -16,6 +16,7 @@
 //! developer's machine but **panics when `CI=true`**: in CI a missing service is a failure,
 //! never a silent skip.
 
+pub mod capi_standin;
 pub mod kapi;
 pub mod magnum;
 pub mod standin;

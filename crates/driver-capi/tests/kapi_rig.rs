@@ -380,3 +380,180 @@ async fn capi_admission_webhooks_reject_an_invalid_cluster() {
         e => panic!("expected a 422, got {e}"),
     }
 }
+
+/// The rig's real CAPI manager plus the scripted stand-in (CAPO, kubeadm): a Cluster goes
+/// from its topology to infrastructure ready, control plane ready and provisioned worker
+/// Machines, and the driver's `v1beta1` view shows it.
+#[tokio::test]
+async fn the_stand_in_advances_a_cluster_to_ready() {
+    use openkeel_tests::capi_standin::CapiStandIn;
+    let Some(client) = kapi::client().await else {
+        return;
+    };
+    let ns = kapi::fresh_namespace(&client, "rig-standin").await;
+    apply_class(&client, &ns).await;
+    kapi::apply_json(&client, &ns, MANAGER, cluster("rig", "v1.34.1")).await;
+    let standin = CapiStandIn::new(client.clone(), &ns, "rig");
+
+    kapi::wait_for("the OpenStackCluster", Duration::from_secs(90), || async {
+        standin.infrastructure_ready("192.0.2.10", 6443).await.ok()
+    })
+    .await;
+    let c1 = kapi::wait_for(
+        "InfrastructureReady and the endpoint on the Cluster",
+        Duration::from_secs(60),
+        || async {
+            let c1 = get(&client, &ns, "cluster.x-k8s.io/v1beta1", "Cluster", "rig").await;
+            (condition(&c1, "InfrastructureReady").is_some_and(|c| c["status"] == "True")
+                && c1["spec"]["controlPlaneEndpoint"]["host"] == "192.0.2.10")
+                .then_some(c1)
+        },
+    )
+    .await;
+    assert_eq!(c1["spec"]["controlPlaneEndpoint"]["port"], 6443, "{c1:#}");
+
+    kapi::wait_for(
+        "the KubeadmControlPlane",
+        Duration::from_secs(60),
+        || async { standin.control_plane(None).await.ok() },
+    )
+    .await;
+    // what the driver reads (magnum-cluster-api's §7.2), through CAPI's conversion
+    let kcp = list(
+        &client,
+        &ns,
+        "controlplane.cluster.x-k8s.io/v1beta1",
+        "KubeadmControlPlane",
+        "cluster.x-k8s.io/cluster-name=rig",
+    )
+    .await
+    .remove(0);
+    assert_eq!(kcp["status"]["ready"], true, "{kcp:#}");
+    assert_eq!(kcp["status"]["initialized"], true, "{kcp:#}");
+    assert_eq!(kcp["status"]["replicas"], 1, "{kcp:#}");
+    assert_eq!(kcp["status"]["updatedReplicas"], 1, "{kcp:#}");
+    assert_eq!(kcp["status"]["version"], "v1.34.1", "{kcp:#}");
+    assert!(
+        condition(&kcp, "Available").is_some_and(|c| c["status"] == "True"),
+        "{kcp:#}"
+    );
+    kapi::wait_for(
+        "ControlPlaneInitialized and ControlPlaneReady on the Cluster",
+        Duration::from_secs(60),
+        || async {
+            let c1 = get(&client, &ns, "cluster.x-k8s.io/v1beta1", "Cluster", "rig").await;
+            (condition(&c1, "ControlPlaneInitialized").is_some_and(|c| c["status"] == "True")
+                && condition(&c1, "ControlPlaneReady").is_some_and(|c| c["status"] == "True"))
+            .then_some(())
+        },
+    )
+    .await;
+
+    // the real MachineSet controller now creates the two workers; the stand-in provisions them
+    let machines = kapi::wait_for(
+        "two worker Machines provisioned",
+        Duration::from_secs(90),
+        || async {
+            let done = standin.machines_ready(None).await;
+            (done.len() == 2).then_some(done)
+        },
+    )
+    .await;
+    kapi::wait_for(
+        "the Machines' providerID and addresses",
+        Duration::from_secs(60),
+        || async {
+            let ms = list(
+                &client,
+                &ns,
+                "cluster.x-k8s.io/v1beta1",
+                "Machine",
+                "cluster.x-k8s.io/cluster-name=rig",
+            )
+            .await;
+            let provisioned = ms.iter().filter(|m| {
+                m["spec"]["providerID"]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("openstack:///"))
+                    && m["status"]["addresses"]
+                        .as_array()
+                        .is_some_and(|a| !a.is_empty())
+                    && m["status"]["infrastructureReady"] == true
+            });
+            (provisioned.count() == machines.len()).then_some(())
+        },
+    )
+    .await;
+}
+
+/// The stand-in told to fail: the control plane and the infrastructure carry CAPI's and
+/// CAPO's own failure fields, in the `v1beta1` view the driver reads, and a Warning Event.
+#[tokio::test]
+async fn the_stand_in_plays_failures() {
+    use openkeel_tests::capi_standin::{CapiStandIn, Failure};
+    let Some(client) = kapi::client().await else {
+        return;
+    };
+    let ns = kapi::fresh_namespace(&client, "rig-standin-fail").await;
+    apply_class(&client, &ns).await;
+    kapi::apply_json(&client, &ns, MANAGER, cluster("rig", "v1.34.1")).await;
+    let standin = CapiStandIn::new(client.clone(), &ns, "rig");
+
+    let f = Failure::new(
+        "CreateError",
+        "Failed to create load balancer: quota exceeded",
+    );
+    kapi::wait_for("the OpenStackCluster", Duration::from_secs(90), || async {
+        standin.infrastructure_failed(&f).await.ok()
+    })
+    .await;
+    let osc = list(
+        &client,
+        &ns,
+        "infrastructure.cluster.x-k8s.io/v1beta1",
+        "OpenStackCluster",
+        "cluster.x-k8s.io/cluster-name=rig",
+    )
+    .await
+    .remove(0);
+    assert_eq!(osc["status"]["ready"], false, "{osc:#}");
+    assert_eq!(osc["status"]["failureReason"], "CreateError", "{osc:#}");
+    assert_eq!(osc["status"]["failureMessage"], f.message, "{osc:#}");
+    let events = list(&client, &ns, "v1", "Event", "").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["involvedObject"]["kind"] == "OpenStackCluster"
+                && e["type"] == "Warning"
+                && e["message"] == f.message),
+        "{events:#?}"
+    );
+
+    let f = Failure::new(
+        "UpdateError",
+        "etcd member failed to join: context deadline exceeded",
+    );
+    kapi::wait_for(
+        "the KubeadmControlPlane",
+        Duration::from_secs(60),
+        || async { standin.control_plane(Some(&f)).await.ok() },
+    )
+    .await;
+    let kcp = list(
+        &client,
+        &ns,
+        "controlplane.cluster.x-k8s.io/v1beta1",
+        "KubeadmControlPlane",
+        "cluster.x-k8s.io/cluster-name=rig",
+    )
+    .await
+    .remove(0);
+    assert_eq!(kcp["status"]["ready"], false, "{kcp:#}");
+    assert_eq!(kcp["status"]["initialized"], false, "{kcp:#}");
+    assert_eq!(kcp["status"]["failureReason"], "UpdateError", "{kcp:#}");
+    assert_eq!(kcp["status"]["failureMessage"], f.message, "{kcp:#}");
+    let ready = condition(&kcp, "Ready").expect("a Ready condition");
+    assert_eq!(ready["status"], "False", "{kcp:#}");
+    assert_eq!(ready["reason"], "UpdateError", "{kcp:#}");
+    assert_eq!(ready["severity"], "Error", "{kcp:#}");
+}
