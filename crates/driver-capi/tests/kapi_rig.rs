@@ -557,3 +557,71 @@ async fn the_stand_in_plays_failures() {
     assert_eq!(ready["reason"], "UpdateError", "{kcp:#}");
     assert_eq!(ready["severity"], "Error", "{kcp:#}");
 }
+
+/// A worker server that cannot be created: the stand-in plays CAPO's InstanceReady failure on
+/// the OpenStackMachine, and the real Machine controller keeps the Machine unprovisioned.
+#[tokio::test]
+async fn the_stand_in_fails_a_worker_machine() {
+    use openkeel_tests::capi_standin::{CapiStandIn, Failure};
+    let Some(client) = kapi::client().await else {
+        return;
+    };
+    let ns = kapi::fresh_namespace(&client, "rig-standin-machine").await;
+    apply_class(&client, &ns).await;
+    kapi::apply_json(&client, &ns, MANAGER, cluster("rig", "v1.34.1")).await;
+    let standin = CapiStandIn::new(client.clone(), &ns, "rig");
+    kapi::wait_for("the OpenStackCluster", Duration::from_secs(90), || async {
+        standin.infrastructure_ready("192.0.2.10", 6443).await.ok()
+    })
+    .await;
+    kapi::wait_for(
+        "the KubeadmControlPlane",
+        Duration::from_secs(60),
+        || async { standin.control_plane(None).await.ok() },
+    )
+    .await;
+    let f = Failure::new(
+        "InstanceCreateFailed",
+        "No valid host was found. There are not enough hosts available.",
+    );
+    kapi::wait_for("two worker Machines", Duration::from_secs(90), || async {
+        let done = standin.machines_ready(Some(("md-0", &f))).await;
+        (done.len() == 2).then_some(())
+    })
+    .await;
+    let osms = list(
+        &client,
+        &ns,
+        "infrastructure.cluster.x-k8s.io/v1beta1",
+        "OpenStackMachine",
+        "cluster.x-k8s.io/cluster-name=rig",
+    )
+    .await;
+    assert_eq!(osms.len(), 2, "{osms:#?}");
+    for osm in &osms {
+        assert_eq!(osm["status"]["ready"], false, "{osm:#}");
+        assert_eq!(osm["status"]["failureMessage"], f.message, "{osm:#}");
+        let c = condition(osm, "InstanceReady").expect("InstanceReady");
+        assert_eq!(
+            (c["status"].as_str(), c["reason"].as_str()),
+            (Some("False"), Some("InstanceCreateFailed")),
+            "{osm:#}"
+        );
+    }
+    // give the Machine controller a moment: the Machines stay unprovisioned
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let ms = list(
+        &client,
+        &ns,
+        "cluster.x-k8s.io/v1beta1",
+        "Machine",
+        "cluster.x-k8s.io/cluster-name=rig",
+    )
+    .await;
+    assert!(
+        ms.iter().all(
+            |m| m["status"]["infrastructureReady"] != true && m["spec"]["providerID"].is_null()
+        ),
+        "{ms:#?}"
+    );
+}
