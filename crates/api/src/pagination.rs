@@ -174,7 +174,8 @@ fn convert(spec: &ArgSpec, raw: &Raw<'_>) -> Result<ArgValue, ApiError> {
             },
             Raw::Many(_) => return Err(fail(
                 "int",
-                "int() argument must be a string, a bytes-like object or a real number, not 'list'".into(),
+                "int() argument must be a string, a bytes-like object or a real number, not 'list'"
+                    .into(),
             )),
         },
         ArgType::Bool => match bool_from_string(&shown) {

@@ -252,10 +252,14 @@ mod tests {
     fn percent_decoding() {
         assert_eq!(percent_decode("a%20b+c"), "a b c");
         assert_eq!(percent_decode("%zz"), "%zz");
-        assert_eq!(percent_decode("%+1"), "%+1");
+        assert_eq!(percent_decode("%+1"), "% 1");
+        assert_eq!(percent_decode_path("%+1"), "%+1");
         assert_eq!(percent_decode("50%"), "50%");
         assert_eq!(percent_decode("%41"), "A");
         assert_eq!(percent_decode_path("/v1/a+b%7Bweird%7D"), "/v1/a+b{weird}");
-        assert_eq!(percent_decode_path("/v1/%C3%A9/%FF/a%2Fb"), "/v1/\u{e9}/\u{fffd}/a/b");
+        assert_eq!(
+            percent_decode_path("/v1/%C3%A9/%FF/a%2Fb"),
+            "/v1/\u{e9}/\u{fffd}/a/b"
+        );
     }
 }

@@ -60,7 +60,8 @@ pub fn routing_args(segments: &mut Vec<String>, method: &Method) -> Vec<String> 
         return Vec::new();
     }
     let prefix: Vec<String> = segments.drain(1..at).collect();
-    let with_detail = ["clusters", "clustertemplates", "federations"].contains(&segments[1].as_str());
+    let with_detail =
+        ["clusters", "clustertemplates", "federations"].contains(&segments[1].as_str());
     let list = match &segments[2..] {
         [] => true,
         [d] => d == "detail" && with_detail,

@@ -59,7 +59,10 @@ pub async fn route_credentials(
     // Below 1.12 `patch` is a versioned method that does not exist: pecan's look-up of it,
     // whatever the request's method and path, is Magnum's routing 406.
     if !req.version.at_least(12) {
-        return Err(crate::resources::clusters::not_at_version(req.version, "patch"));
+        return Err(crate::resources::clusters::not_at_version(
+            req.version,
+            "patch",
+        ));
     }
     match (rest, &req.method) {
         ([], &Method::PATCH) => Err(crate::resources::clusters::missing_argument(
@@ -280,7 +283,11 @@ async fn rotate(
 async fn cluster_ident_arg(req: &RequestInfo, body: Body, ident: &str) -> Result<String, ApiError> {
     const ARG: &str = "cluster_ident";
     let unknown_argument = |names: &[String]| -> ApiError {
-        MagnumError::new(ErrorKind::UnknownArgument, &[("argname", &names.join(", "))]).into()
+        MagnumError::new(
+            ErrorKind::UnknownArgument,
+            &[("argname", &names.join(", "))],
+        )
+        .into()
     };
     let split = |pairs: Vec<(String, String)>| {
         let mut value = None;
@@ -320,9 +327,8 @@ async fn cluster_ident_arg(req: &RequestInfo, body: Body, ident: &str) -> Result
                 value
             }
             "application/json" | "application/javascript" | "text/javascript" => {
-                let parsed: Value = serde_json::from_slice(&bytes).map_err(|_| {
-                    MagnumError::client_side("Request is not in valid JSON format")
-                })?;
+                let parsed: Value = serde_json::from_slice(&bytes)
+                    .map_err(|_| MagnumError::client_side("Request is not in valid JSON format"))?;
                 let Value::Object(members) = parsed else {
                     return Err(MagnumError::client_side("Request must be a JSON dict").into());
                 };
@@ -349,10 +355,9 @@ async fn cluster_ident_arg(req: &RequestInfo, body: Body, ident: &str) -> Result
         }
     };
     match (from_query, from_body) {
-        (Some(_), Some(_)) => Err(MagnumError::client_side(
-            "Parameter cluster_ident was given several times",
-        )
-        .into()),
+        (Some(_), Some(_)) => {
+            Err(MagnumError::client_side("Parameter cluster_ident was given several times").into())
+        }
         (Some(v), None) | (None, Some(v)) => Ok(v),
         (None, None) => Ok(ident.to_string()),
     }
