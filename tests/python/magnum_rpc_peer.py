@@ -14,6 +14,7 @@ magnum.common.rpc (transport, allowed remote exception modules), magnum.conducto
         magnum-api's client side: <script> names the scenario; prints one JSON line per step.
 """
 import json
+import os
 import sys
 import time
 
@@ -107,8 +108,12 @@ def server(url, exchange, topic, record):
                          serializer=objects_base.MagnumObjectSerializer())
     srv.start()
     print("READY", flush=True)
-    while True:
+    # The test starts this server in a process group of its own (openkeel_tests::helper), so
+    # a Ctrl-C of `cargo test` does not reach it: end when the test process is gone.
+    parent = os.getppid()
+    while os.getppid() == parent:
         time.sleep(1)
+    os._exit(0)
 
 
 def client(url, exchange, topic, script):

@@ -84,6 +84,29 @@ pub fn venv_bin(name: &str) -> Option<PathBuf> {
     venv().map(|v| v.join("bin").join(name))
 }
 
+/// A command for a helper program the tests start (a Python helper, the `openstack` client,
+/// Magnum's own services), in a process group of its own.
+///
+/// A test must not depend on how its runner was started: oslo.messaging's queue manager
+/// (`[oslo_messaging_rabbit] use_queue_manager`) reads `/proc/<process group>/stat`
+/// (`oslo_messaging/_drivers/amqpdriver.py`, `QManager.__init__`), and a helper that inherits
+/// the runner's process group fails with `FileNotFoundError` when that group's leader has
+/// exited (`.ci/run` started as a background job of a shell that has returned). A group of its
+/// own makes the helper its own leader, whatever started the tests.
+pub fn helper(program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.process_group(0);
+    cmd
+}
+
+/// [`helper`] for a blocking caller: a `std::process::Command` in a process group of its own.
+pub fn helper_blocking(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(program);
+    cmd.process_group(0);
+    cmd
+}
+
 /// A fresh, empty MariaDB database for one test. Dropped when the guard is dropped
 /// (best effort, on a separate runtime so it works from inside and outside async tests).
 pub struct MysqlDatabase {

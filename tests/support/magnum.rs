@@ -354,13 +354,12 @@ impl PyService {
         env: &[(String, String)],
         dir: &Path,
     ) -> PyService {
-        use std::os::unix::process::CommandExt;
         let log = dir.join(format!("{name}.log"));
         let out = File::create(&log).unwrap_or_else(|e| panic!("create {}: {e}", log.display()));
         let err = out
             .try_clone()
             .unwrap_or_else(|e| panic!("dup {}: {e}", log.display()));
-        let child = Command::new(program)
+        let child = crate::helper_blocking(program)
             .args(args)
             .env_clear()
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -368,7 +367,6 @@ impl PyService {
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
-            .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("start {}: {e}", program.display()));
         PyService {

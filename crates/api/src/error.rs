@@ -38,6 +38,15 @@ impl ApiError {
         }
     }
 
+    /// A 405 without an `Allow` header (pecan's refusal of `GET ...?_method=delete`).
+    pub fn method_not_allowed_without_allow() -> Self {
+        ApiError::Routing {
+            status: 405,
+            detail: String::new(),
+            allow: None,
+        }
+    }
+
     pub fn not_acceptable(detail: impl Into<String>) -> Self {
         ApiError::Routing {
             status: 406,

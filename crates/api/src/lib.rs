@@ -108,8 +108,13 @@ pub fn router(state: Arc<ApiState>) -> Router {
 #[derive(Debug)]
 pub struct RequestInfo {
     pub method: Method,
-    /// Path segments after the rewrite, starting with `v1` for API routes; empty for `/`.
+    /// Path segments (percent-decoded, as WSGI's `PATH_INFO`) after the rewrite, starting
+    /// with `v1` for API routes; empty for `/`.
     pub segments: Vec<String>,
+    /// pecan's routing arguments: the path segments that came before the collection's name
+    /// (`GET /v2/clusters` → `["v2"]`), the first positional arguments of a list handler
+    /// ([`routes::routing_args`], read by [`pagination::parse_args`]). Usually empty.
+    pub positional: Vec<String>,
     pub query: Option<String>,
     pub headers: HeaderMap,
     /// `scheme://host[:port]` as webob's `host_url`.
@@ -188,17 +193,25 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
         response::error(&err, prefers_json, version, &request_id, is_head)
     };
 
+    let query = req.uri().query().map(str::to_string);
+    // pecan's RestController refuses a GET that asks for DELETE or PUT through `_method`,
+    // before any routing (the root's too) and before the Accept check.
+    if routes::method_override_refused(&method, query.as_deref()) {
+        return render_error(ApiError::method_not_allowed_without_allow(), None);
+    }
+
     if !accept::admits_json(accept.as_deref()) {
         return render_error(ApiError::not_acceptable(""), None);
     }
 
-    let mut segments: Vec<String> = path
+    // WSGI's PATH_INFO is percent-decoded (UTF-8, invalid bytes replaced) before pecan
+    // splits it: `%7Bweird%7D` is looked up as `{weird}`, `a%2Fb` is two segments.
+    let mut segments: Vec<String> = request::percent_decode_path(&path)
         .split('/')
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect();
     let host_url = response::host_url(&headers, state.enable_proxy_headers_parsing, state.tls);
-    let query = req.uri().query().map(str::to_string);
 
     if segments.is_empty() {
         let info = RequestInfo {
@@ -210,6 +223,7 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
             request_id: request_id.clone(),
             version: microversion::MIN,
             token_info,
+            positional: Vec::new(),
         };
         let result = routes::root(&info);
         return match result {
@@ -221,6 +235,7 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
     if segments[0] != "v1" {
         segments.insert(0, "v1".to_string());
     }
+    let positional = routes::routing_args(&mut segments, &method);
 
     let header_value = headers
         .get(microversion::HEADER)
@@ -243,6 +258,7 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
         request_id: request_id.clone(),
         version,
         token_info,
+        positional,
     };
     let result: Result<Reply, ApiError> = routes::v1(&state, &info, req.into_body()).await;
     match result {

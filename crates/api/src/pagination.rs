@@ -140,10 +140,68 @@ fn invalid_input(name: &str, value: &str, msg: &str) -> ApiError {
     .into()
 }
 
+/// Convert one argument value to its declared type (WSME's `fromjson` / `from_param`).
+fn convert(spec: &ArgSpec, raw: &Raw<'_>) -> Result<ArgValue, ApiError> {
+    let shown = raw.py_str();
+    let fail = |ty: &str, err: String| {
+        invalid_input(
+            spec.name,
+            &shown,
+            &format!("unable to convert to {ty}. Error: {err}"),
+        )
+    };
+    Ok(match spec.ty {
+        ArgType::Text => ArgValue::Text(shown.clone()),
+        ArgType::Uuid => {
+            if openkeel_db::ident::is_uuid_like(&shown) {
+                ArgValue::Text(shown.clone())
+            } else {
+                return Err(fail(
+                    "uuid",
+                    format!("Expected a uuid but received {shown}."),
+                ));
+            }
+        }
+        ArgType::Int => match raw {
+            Raw::One(s) => match python_int(s) {
+                Some(i) => ArgValue::Int(i),
+                None => {
+                    return Err(fail(
+                        "int",
+                        format!("invalid literal for int() with base 10: {}", repr_str(s)),
+                    ))
+                }
+            },
+            Raw::Many(_) => return Err(fail(
+                "int",
+                "int() argument must be a string, a bytes-like object or a real number, not 'list'"
+                    .into(),
+            )),
+        },
+        ArgType::Bool => match bool_from_string(&shown) {
+            Some(b) => ArgValue::Bool(b),
+            // Magnum: a JSON 500 `__str__ returned non-string (type ValueError)`.
+            None => return Err(fail("boolean", unrecognized_bool(&shown))),
+        },
+    })
+}
+
 /// Parse the query string against the declared arguments (see the module documentation).
+///
+/// pecan's routing arguments ([`RequestInfo::positional`], `GET /v2/clusters`) are the
+/// handler's first positional arguments: converted first (`wsme.rest.args.args_from_args`),
+/// then overridden by query parameters of the same name; more of them than the handler has
+/// arguments is pecan's 404.
 pub fn parse_args(req: &RequestInfo, specs: &[ArgSpec]) -> Result<Args, ApiError> {
-    let pairs = crate::request::query_pairs(req);
+    if req.positional.len() > specs.len() {
+        return Err(ApiError::not_found());
+    }
     let mut args = Args::default();
+    for (spec, value) in specs.iter().zip(&req.positional) {
+        let value = convert(spec, &Raw::One(value))?;
+        args.values.push((spec.name, value));
+    }
+    let pairs = crate::request::query_pairs(req);
     for spec in specs {
         let values: Vec<&str> = pairs
             .iter()
@@ -155,47 +213,8 @@ pub fn parse_args(req: &RequestInfo, specs: &[ArgSpec]) -> Result<Args, ApiError
             1 => Raw::One(values[0]),
             _ => Raw::Many(values),
         };
-        let shown = raw.py_str();
-        let fail = |ty: &str, err: String| {
-            invalid_input(
-                spec.name,
-                &shown,
-                &format!("unable to convert to {ty}. Error: {err}"),
-            )
-        };
-        let value = match spec.ty {
-            ArgType::Text => ArgValue::Text(shown.clone()),
-            ArgType::Uuid => {
-                if openkeel_db::ident::is_uuid_like(&shown) {
-                    ArgValue::Text(shown.clone())
-                } else {
-                    return Err(fail(
-                        "uuid",
-                        format!("Expected a uuid but received {shown}."),
-                    ));
-                }
-            }
-            ArgType::Int => match &raw {
-                Raw::One(s) => match python_int(s) {
-                    Some(i) => ArgValue::Int(i),
-                    None => {
-                        return Err(fail(
-                            "int",
-                            format!("invalid literal for int() with base 10: {}", repr_str(s)),
-                        ))
-                    }
-                },
-                Raw::Many(_) => return Err(fail(
-                    "int",
-                    "int() argument must be a string, a bytes-like object or a real number, not 'list'".into(),
-                )),
-            },
-            ArgType::Bool => match bool_from_string(&shown) {
-                Some(b) => ArgValue::Bool(b),
-                // Magnum: a JSON 500 `__str__ returned non-string (type ValueError)`.
-                None => return Err(fail("boolean", unrecognized_bool(&shown))),
-            },
-        };
+        let value = convert(spec, &raw)?;
+        args.values.retain(|(n, _)| *n != spec.name);
         args.values.push((spec.name, value));
     }
     let mut unknown: Vec<&str> = Vec::new();
@@ -465,6 +484,7 @@ mod tests {
             request_id: "req-1".into(),
             version: microversion::MIN,
             token_info: None,
+            positional: Vec::new(),
         }
     }
 

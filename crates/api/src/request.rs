@@ -176,9 +176,11 @@ pub async fn json_value_body(req: &RequestInfo, body: Body) -> Result<Value, Api
 
 /// The query string as ordered (key, value) pairs, percent-decoded (`+` is a space).
 pub fn query_pairs(req: &RequestInfo) -> Vec<(String, String)> {
-    let Some(q) = req.query.as_deref() else {
-        return Vec::new();
-    };
+    req.query.as_deref().map(parse_query).unwrap_or_default()
+}
+
+/// A query string as ordered (key, value) pairs, percent-decoded (`+` is a space).
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
     q.split('&')
         .filter(|p| !p.is_empty())
         .map(|p| {
@@ -189,15 +191,29 @@ pub fn query_pairs(req: &RequestInfo) -> Vec<(String, String)> {
 }
 
 fn percent_decode(s: &str) -> String {
+    decode(s, true)
+}
+
+/// A request path as WSGI's `PATH_INFO` carries it to pecan: `%XX` decoded, the bytes read
+/// as UTF-8 (invalid sequences replaced by U+FFFD, as webob's `path_info`), `+` kept.
+pub fn percent_decode_path(path: &str) -> String {
+    decode(path, false)
+}
+
+fn decode(s: &str, plus_is_space: bool) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
+                let pair = &bytes[i + 1..i + 3];
+                let hex = pair
+                    .iter()
+                    .all(u8::is_ascii_hexdigit)
+                    .then(|| std::str::from_utf8(pair).ok())
+                    .flatten()
                     .and_then(|h| u8::from_str_radix(h, 16).ok());
                 match hex {
                     Some(b) => {
@@ -236,7 +252,14 @@ mod tests {
     fn percent_decoding() {
         assert_eq!(percent_decode("a%20b+c"), "a b c");
         assert_eq!(percent_decode("%zz"), "%zz");
+        assert_eq!(percent_decode("%+1"), "% 1");
+        assert_eq!(percent_decode_path("%+1"), "%+1");
         assert_eq!(percent_decode("50%"), "50%");
         assert_eq!(percent_decode("%41"), "A");
+        assert_eq!(percent_decode_path("/v1/a+b%7Bweird%7D"), "/v1/a+b{weird}");
+        assert_eq!(
+            percent_decode_path("/v1/%C3%A9/%FF/a%2Fb"),
+            "/v1/\u{e9}/\u{fffd}/a/b"
+        );
     }
 }

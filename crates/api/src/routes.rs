@@ -9,6 +9,78 @@ use crate::{versions, ApiState, RequestInfo};
 use axum::body::Body;
 use http::Method;
 
+/// The collections under `/v1` (the children of Magnum's `v1.Controller`).
+const COLLECTIONS: [&str; 8] = [
+    "clusters",
+    "clustertemplates",
+    "quotas",
+    "certificates",
+    "mservices",
+    "stats",
+    "federations",
+    "credentials",
+];
+
+/// pecan's `RestController._route`: a `GET` whose `_method` parameter (the last one,
+/// any case) asks for `delete` or `put` is refused with a 405 (no `Allow`), at the root
+/// controller, before the version is negotiated.
+pub fn method_override_refused(method: &Method, query: Option<&str>) -> bool {
+    if method != Method::GET {
+        return false;
+    }
+    crate::request::parse_query(query.unwrap_or(""))
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == "_method")
+        .is_some_and(|(_, v)| matches!(v.to_lowercase().as_str(), "delete" | "put"))
+}
+
+/// pecan's routing arguments. `v1.Controller.get` takes `*args`, so pecan's
+/// `_find_sub_controllers` looks for the first segment naming a collection and hands the
+/// segments before it to that collection as leading positional arguments: `GET /v2/clusters`
+/// (rewritten by the root to `/v1/v2/clusters`), `/V1/clusters` and `/v1/v1/clusters` call
+/// `get_all('v2')` / `get_all('V1')` / `get_all('v1')`, whose first argument is the marker.
+///
+/// For a `GET` of the collection itself (or its `detail`) the segments are returned, to be
+/// converted as the handler's first arguments ([`crate::pagination::parse_args`]). For any
+/// other request they become the leading member segments (`DELETE /v2/clusters` is
+/// `delete('v2')`, as `DELETE /v1/clusters/v2`; `POST /v2/clusters` passes `'v2'` as the
+/// body argument, as a `POST` to a member path does). `segments` is rewritten to
+/// `["v1", collection, ...]` either way.
+pub fn routing_args(segments: &mut Vec<String>, method: &Method) -> Vec<String> {
+    let Some(at) = segments
+        .iter()
+        .skip(1)
+        .position(|s| COLLECTIONS.contains(&s.as_str()))
+        .map(|i| i + 1)
+    else {
+        return Vec::new();
+    };
+    if at == 1 {
+        return Vec::new();
+    }
+    let prefix: Vec<String> = segments.drain(1..at).collect();
+    let with_detail =
+        ["clusters", "clustertemplates", "federations"].contains(&segments[1].as_str());
+    let list = match &segments[2..] {
+        [] => true,
+        [d] => d == "detail" && with_detail,
+        _ => false,
+    };
+    if method == Method::GET && list {
+        return prefix;
+    }
+    // `CertificateController.post(certificate)` takes them as its body argument; a POST to
+    // one of its member paths is a 404 instead.
+    if method == Method::POST && segments[1] == "certificates" && segments.len() == 2 {
+        return prefix;
+    }
+    for (i, p) in prefix.into_iter().enumerate() {
+        segments.insert(2 + i, p);
+    }
+    Vec::new()
+}
+
 /// `GET /`: the root document; any other method is 405 `Allow: GET`.
 pub fn root(req: &RequestInfo) -> Result<Reply, ApiError> {
     match req.method {

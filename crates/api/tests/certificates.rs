@@ -262,9 +262,28 @@ async fn routes(f: Fixture) {
         .await;
     assert_eq!(r.err(), (400, "Cluster nope could not be found.".into()));
 
-    // PATCH /v1/credentials: 404 below 1.12, 202 {"uuid"} from 1.12.
+    // PATCH /v1/credentials: Magnum's routing 406 below 1.12, 202 {"uuid"} from 1.12.
     let path = format!("/v1/credentials/{C_UUID}");
-    assert_eq!(f.call(m, "PATCH", &path, None, "1.11").await.status, 404);
+    assert_eq!(f.call(m, "PATCH", &path, None, "1.11").await.status, 406);
+    // WSME's arguments: the body may name cluster_ident (it wins over the path), nothing else.
+    assert_eq!(
+        f.call(m, "PATCH", &path, Some(json!({"x": 1})), "1.12")
+            .await
+            .err(),
+        (400, "Unknown argument: \"x\"".into())
+    );
+    assert_eq!(
+        f.call(
+            m,
+            "PATCH",
+            &path,
+            Some(json!({"cluster_ident": "zz"})),
+            "1.12"
+        )
+        .await
+        .err(),
+        (404, "Cluster zz could not be found.".into())
+    );
     let r = f.call(m, "PATCH", &path, None, "1.12").await;
     assert_eq!(r.status, 202, "{}", r.body);
     assert_eq!(r.json(), json!({"uuid": C_UUID}));

@@ -6,7 +6,6 @@
 //! dist-info with one entry point named `simulator` providing the simulator's tuples.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 struct Run {
     stdout: String,
@@ -14,7 +13,7 @@ struct Run {
 }
 
 fn run(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let out = Command::new(program)
+    let out = openkeel_tests::helper_blocking(program)
         .args(args)
         .envs(env.iter().copied())
         // keep both away from any magnum.conf of the machine

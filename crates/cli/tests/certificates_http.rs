@@ -152,7 +152,8 @@ async fn certificate_and_credential_routes() {
         "Unknown attribute for argument certificate: color"
     );
 
-    // PATCH /v1/credentials: only from 1.12; the simulator accepts it.
+    // PATCH /v1/credentials: only from 1.12 (below, Magnum's routing 406); the simulator
+    // accepts it.
     let (s, _) = call(
         addr,
         "PATCH",
@@ -161,7 +162,7 @@ async fn certificate_and_credential_routes() {
         None,
     )
     .await;
-    assert_eq!(s, 404);
+    assert_eq!(s, 406);
     let (s, r) = call(
         addr,
         "PATCH",

@@ -107,7 +107,7 @@ async fn database_migrated_by_real_magnum_is_left_unchanged() {
     let dir = tempfile::tempdir().expect("tempdir");
     let conf = dir.path().join("magnum.conf");
     std::fs::write(&conf, format!("[database]\nconnection = {sa_url}\n")).expect("conf");
-    let out = Command::new(&magnum_db_manage)
+    let out = openkeel_tests::helper_blocking(&magnum_db_manage)
         .arg("--config-file")
         .arg(&conf)
         .arg("upgrade")

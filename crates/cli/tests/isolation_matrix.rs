@@ -357,7 +357,7 @@ async fn oracle(policy_file: Option<&Path>, checks: &[Value]) -> Vec<bool> {
     let python = openkeel_tests::venv_bin("python").expect("test venv");
     let script = openkeel_tests::workspace_root().join("tests/python/magnum_policy_oracle.py");
     let input = json!({"policy_file": policy_file, "checks": checks}).to_string();
-    let mut child = tokio::process::Command::new(python)
+    let mut child = openkeel_tests::helper(python)
         .arg(script)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -18,7 +18,7 @@ impl Cli {
     async fn run(&self, args: &[&str]) -> std::process::Output {
         let mut full = vec!["coe"];
         full.extend_from_slice(args);
-        tokio::process::Command::new(&self.openstack)
+        openkeel_tests::helper(&self.openstack)
             .args(&full)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())

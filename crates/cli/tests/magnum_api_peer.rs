@@ -125,7 +125,7 @@ async fn run_client(
     let script = openkeel_tests::workspace_root().join("tests/python/magnum_rpc_peer.py");
     let out = tokio::time::timeout(
         std::time::Duration::from_secs(120),
-        tokio::process::Command::new(python)
+        openkeel_tests::helper(python)
             .arg(script)
             .args(["client", url, exchange, topic, scenario])
             .env("PYTHONWARNINGS", "ignore")

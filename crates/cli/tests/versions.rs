@@ -292,6 +292,284 @@ async fn routing_errors() {
     srv.stop().await.expect("stop");
 }
 
+/// One answer, exactly: status, body, `Allow`, and the version headers (`Some(v)`: present,
+/// echoing `v`; `None`: absent).
+fn exactly(r: &RawResponse, status: u16, body: &str, version: Option<&str>, allow: Option<&str>) {
+    assert_eq!((r.status, r.text().as_str()), (status, body));
+    assert_eq!(r.header("allow"), allow);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(
+        r.header("content-length"),
+        Some(r.body.len().to_string().as_str())
+    );
+    match version {
+        Some(v) => assert_version_headers(r, v),
+        None => assert_no_version_headers(r),
+    }
+    assert_request_id(r);
+}
+
+/// Routing corners where pecan, WSME and WSGI decide, each answer as the real magnum-api
+/// 23.0.0 gave it (issue 18; captured with the noauth pipeline, `Accept: application/json`).
+#[tokio::test]
+async fn routing_corners_as_magnum() {
+    let (srv, addr) = server().await;
+    let call = |method: &'static str,
+                path: &'static str,
+                version: &'static str,
+                body: Option<&'static str>| async move {
+        let mut h = vec![("Accept", "application/json")];
+        if !version.is_empty() {
+            h.push(("OpenStack-API-Version", version));
+        }
+        if body.is_some() {
+            h.push(("Content-Type", "application/json"));
+        }
+        http(addr, method, path, &h, body.map(str::as_bytes))
+            .await
+            .expect(path)
+    };
+    let v = |n: &str| format!("container-infra {n}");
+    let v11: &'static str = Box::leak(v("1.11").into_boxed_str());
+    let v12: &'static str = Box::leak(v("1.12").into_boxed_str());
+    let v14: &'static str = Box::leak(v("1.14").into_boxed_str());
+    let patch_406 = |n: &str| {
+        format!(
+            r#"{{"errors": [{{"request_id": "", "code": "", "status": 406, "title": "Not Acceptable", "detail": "Version {n} was requested but the requested API patch is not supported for this version.", "links": []}}]}}"#
+        )
+    };
+    let json_405 = r#"{"errors": [{"request_id": "", "code": "", "status": 405, "title": "Method Not Allowed", "detail": "", "links": []}]}"#;
+
+    // /v1/credentials below 1.12: the routing 406 for any method, no version headers.
+    for (m, p, ver, n) in [
+        ("PATCH", "/v1/credentials/abc", "", "1.1"),
+        ("PATCH", "/v1/credentials/abc", v11, "1.11"),
+        ("GET", "/v1/credentials", "", "1.1"),
+        ("GET", "/v1/credentials", v11, "1.11"),
+        ("POST", "/v1/credentials", v11, "1.11"),
+        ("GET", "/credentials", v11, "1.11"),
+    ] {
+        exactly(&call(m, p, ver, None).await, 406, &patch_406(n), None, None);
+    }
+    // ... also with a body that would be refused at 1.12
+    let r = call("PATCH", "/v1/credentials/abc", v11, Some(r#"{"x": 1}"#)).await;
+    exactly(&r, 406, &patch_406("1.11"), None, None);
+    // At 1.12: only PATCH of a member; a body argument other than cluster_ident is refused.
+    for (m, p) in [
+        ("GET", "/v1/credentials"),
+        ("POST", "/v1/credentials"),
+        ("PUT", "/v1/credentials"),
+        ("GET", "/v1/credentials/abc"),
+        ("DELETE", "/v1/credentials/abc"),
+        ("GET", "/v1/credentials/a/b"),
+    ] {
+        exactly(
+            &call(m, p, v12, None).await,
+            405,
+            json_405,
+            None,
+            Some("PATCH"),
+        );
+    }
+    let r = call("PATCH", "/v1/credentials/abc", v12, Some(r#"{"x": 1}"#)).await;
+    exactly(
+        &r,
+        400,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Unknown argument: \"x\"", "detail": "Unknown argument: \"x\"", "links": []}]}"#,
+        Some("1.12"),
+        None,
+    );
+    let r = call("PATCH", "/v1/credentials", v12, None).await;
+    exactly(
+        &r,
+        400,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Missing argument: \"cluster_ident\"", "detail": "Missing argument: \"cluster_ident\"", "links": []}]}"#,
+        Some("1.12"),
+        None,
+    );
+    let r = call("PATCH", "/v1/credentials/abc", v12, Some("[]")).await;
+    exactly(
+        &r,
+        400,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Request must be a JSON dict", "detail": "Request must be a JSON dict", "links": []}]}"#,
+        Some("1.12"),
+        None,
+    );
+
+    // Segments before a collection's name are pecan routing arguments: get_all('v2').
+    let marker = |m: &str| {
+        format!(
+            r#"{{"errors": [{{"request_id": "", "code": "client", "status": 400, "title": "Invalid input for field/attribute marker", "detail": "Invalid input for field/attribute marker. Value: '{m}'. unable to convert to uuid. Error: Expected a uuid but received {m}.", "links": []}}]}}"#
+        )
+    };
+    for (p, m) in [
+        ("/v2/clusters", "v2"),
+        ("/V1/clusters", "V1"),
+        ("/v1/v1/clusters", "v1"),
+        ("/v2/clustertemplates", "v2"),
+        ("/v2/federations", "v2"),
+        ("/v2/clusters/detail", "v2"),
+        ("/a/b/clusters", "a"),
+    ] {
+        exactly(
+            &call("GET", p, v14, None).await,
+            400,
+            &marker(m),
+            Some("1.14"),
+            None,
+        );
+    }
+    let r = call("GET", "/v2/quotas", v14, None).await;
+    exactly(
+        &r,
+        400,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Invalid input for field/attribute marker", "detail": "Invalid input for field/attribute marker. Value: 'v2'. unable to convert to int. Error: invalid literal for int() with base 10: 'v2'", "links": []}]}"#,
+        Some("1.14"),
+        None,
+    );
+    let r = call("POST", "/v2/clusters", v14, Some("{}")).await;
+    exactly(
+        &r,
+        400,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Invalid input for field/attribute cluster", "detail": "Invalid input for field/attribute cluster. Value: 'v2'. unable to convert to Cluster. Error: Cluster.__init__() takes 1 positional argument but 2 were given", "links": []}]}"#,
+        Some("1.14"),
+        None,
+    );
+    let r = call("POST", "/v2/certificates", v14, Some("{}")).await;
+    exactly(
+        &r,
+        400,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Invalid input for field/attribute certificate", "detail": "Invalid input for field/attribute certificate. Value: 'v2'. unable to convert to Certificate. Error: Certificate.__init__() takes 1 positional argument but 2 were given", "links": []}]}"#,
+        Some("1.14"),
+        None,
+    );
+    let r = call("DELETE", "/v2/clusters", v14, None).await;
+    exactly(
+        &r,
+        404,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 404, "title": "Cluster v2 could not be found", "detail": "Cluster v2 could not be found.", "links": []}]}"#,
+        Some("1.14"),
+        None,
+    );
+    let r = call("GET", "/v2/stats", v14, None).await;
+    exactly(
+        &r,
+        200,
+        r#"{"clusters": 0, "nodes": 0}"#,
+        Some("1.14"),
+        None,
+    );
+    let not_found = r#"{"errors": [{"request_id": "", "code": "", "status": 404, "title": "Not Found", "detail": "", "links": []}]}"#;
+    for p in [
+        "/v2/clusters/abc",
+        "/v2/mservices",
+        "/a/b/c/d/e/clusters",
+        "/v2",
+        "/V1",
+    ] {
+        exactly(&call("GET", p, v14, None).await, 404, not_found, None, None);
+    }
+    exactly(
+        &call("GET", "/v2/certificates", v14, None).await,
+        405,
+        json_405,
+        None,
+        Some("GET, PATCH, POST"),
+    );
+
+    // GET ?_method=delete|put: pecan's 405 without Allow, before the version and Accept checks.
+    for p in [
+        "/v1/clusters?_method=delete",
+        "/v1/clusters?_method=DELETE",
+        "/v1/clusters?_method=put",
+        "/v1/clusters/abc?_method=delete",
+        "/v1/nope?_method=delete",
+        "/v1/clusters?_method=get&_method=delete",
+        "/v1/clusters?%5Fmethod=de%6Cete",
+        "/?_method=delete",
+    ] {
+        exactly(&call("GET", p, v14, None).await, 405, json_405, None, None);
+    }
+    exactly(
+        &call(
+            "GET",
+            "/v1/clusters?_method=delete",
+            "container-infra 1.99",
+            None,
+        )
+        .await,
+        405,
+        json_405,
+        None,
+        None,
+    );
+    let r = http(
+        addr,
+        "GET",
+        "/v1/clusters?_method=delete",
+        &[("Accept", "text/html")],
+        None,
+    )
+    .await
+    .expect("GET");
+    exactly(&r, 405, EMPTY_405, None, None);
+    let unknown_method = r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Unknown argument: \"_method\"", "detail": "Unknown argument: \"_method\"", "links": []}]}"#;
+    exactly(
+        &call("GET", "/v1/clusters?_method=get", v14, None).await,
+        400,
+        unknown_method,
+        Some("1.14"),
+        None,
+    );
+    exactly(
+        &call("POST", "/v1/clusters?_method=delete", v14, Some("{}")).await,
+        400,
+        unknown_method,
+        Some("1.14"),
+        None,
+    );
+
+    // The path is percent-decoded (WSGI's PATH_INFO) before it is split and looked up.
+    let r = call("GET", "/v1/clustertemplates/%7Bweird%7D", v14, None).await;
+    exactly(
+        &r,
+        404,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 404, "title": "ClusterTemplate {weird} could not be found", "detail": "ClusterTemplate {weird} could not be found.", "links": []}]}"#,
+        Some("1.14"),
+        None,
+    );
+    let r = call("GET", "/v1/clusters/a%20b", v14, None).await;
+    exactly(
+        &r,
+        404,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 404, "title": "Cluster a b could not be found", "detail": "Cluster a b could not be found.", "links": []}]}"#,
+        Some("1.14"),
+        None,
+    );
+    let r = call("GET", "/v1/clusters/%FF", v14, None).await;
+    exactly(
+        &r,
+        404,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 404, "title": "Cluster \ufffd could not be found", "detail": "Cluster \ufffd could not be found.", "links": []}]}"#,
+        Some("1.14"),
+        None,
+    );
+    exactly(
+        &call("GET", "/v1/clusters/a%2Fb", v14, None).await,
+        404,
+        not_found,
+        None,
+        None,
+    );
+    let r = call("GET", "/v1%2Fclu%73ters", v14, None).await;
+    exactly(&r, 200, r#"{"clusters": []}"#, Some("1.14"), None);
+    let r = call("GET", "/v1/quotas/%7Bp%7D/Cluster", v14, None).await;
+    assert_eq!(r.status, 200);
+    let quota: serde_json::Value = serde_json::from_slice(&r.body).expect("JSON");
+    assert_eq!(quota["project_id"], "{p}");
+    srv.stop().await.expect("stop");
+}
+
 #[tokio::test]
 async fn outside_the_api_pipeline() {
     let (srv, addr) = server().await;

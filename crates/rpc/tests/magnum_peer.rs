@@ -40,7 +40,7 @@ impl Peer {
         let dir = tempfile::tempdir().unwrap();
         let record = dir.path().join("record.jsonl");
         let script = openkeel_tests::workspace_root().join("tests/python/magnum_rpc_peer.py");
-        let mut child = tokio::process::Command::new(python)
+        let mut child = openkeel_tests::helper(python)
             .arg(script)
             .args(["server", url, exchange, topic])
             .arg(&record)

@@ -115,7 +115,8 @@ fn seen(before: &BTreeSet<String>, running: BTreeSet<String>, stopped: BTreeSet<
 async fn oslo(python: &Path, url: &str, topic: &str, host: &str, qm: bool) -> Seen {
     let locks = tempfile::tempdir().unwrap();
     let before = queues();
-    let mut child = tokio::process::Command::new(python)
+    // a process group of its own: oslo's queue manager reads /proc/<process group>/stat
+    let mut child = openkeel_tests::helper(python)
         .arg(openkeel_tests::workspace_root().join("tests/python/oslo_queue_names.py"))
         .args([url, EXCHANGE, topic, "srv1", host, PROCESS])
         .arg(locks.path())

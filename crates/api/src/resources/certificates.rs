@@ -30,7 +30,16 @@ pub async fn route(
     rest: &[&str],
 ) -> Result<Reply, ApiError> {
     match (rest, &req.method) {
-        ([], &Method::POST) => post(state, req, body).await,
+        // pecan's routing arguments (`POST /v2/certificates`) are the body argument.
+        ([], &Method::POST) => match req.positional.as_slice() {
+            [] => post(state, req, body).await,
+            [arg] => Err(crate::resources::clusters::positional_body_error(
+                "certificate",
+                "Certificate",
+                arg,
+            )),
+            _ => Err(ApiError::not_found()),
+        },
         ([], _) => Err(ApiError::method_not_allowed(ALLOW)),
         ([ident], &Method::GET) => get_one(state, req, ident).await,
         ([ident], &Method::PATCH) => rotate(state, req, body, ident).await,
@@ -47,10 +56,21 @@ pub async fn route_credentials(
     body: Body,
     rest: &[&str],
 ) -> Result<Reply, ApiError> {
+    // Below 1.12 `patch` is a versioned method that does not exist: pecan's look-up of it,
+    // whatever the request's method and path, is Magnum's routing 406.
+    if !req.version.at_least(12) {
+        return Err(crate::resources::clusters::not_at_version(
+            req.version,
+            "patch",
+        ));
+    }
     match (rest, &req.method) {
+        ([], &Method::PATCH) => Err(crate::resources::clusters::missing_argument(
+            "cluster_ident",
+        )),
         ([ident], &Method::PATCH) => credential_rotate(state, req, body, ident).await,
-        ([_], _) => Err(ApiError::method_not_allowed("PATCH")),
-        _ => Err(ApiError::not_found()),
+        ([_, _, ..], &Method::PATCH) => Err(ApiError::not_found()),
+        _ => Err(ApiError::method_not_allowed("PATCH")),
     }
 }
 
@@ -223,10 +243,9 @@ async fn rotate(
     body: Body,
     ident: &str,
 ) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
-    no_list_body(req, body).await?;
+    let ident = cluster_ident_arg(req, body, ident).await?;
     let ctx = context(state, req);
-    let cluster = get_cluster(state, &ctx, ident).await?;
+    let cluster = get_cluster(state, &ctx, &ident).await?;
     enforce(
         state,
         &ctx,
@@ -254,14 +273,94 @@ async fn rotate(
     Ok(Reply::json(202, json!({ "uuid": uuid })))
 }
 
-/// These PATCHes take no body; a JSON list is refused as pecan's JSON parsing refuses it.
-async fn no_list_body(req: &RequestInfo, body: Body) -> Result<(), ApiError> {
-    let bytes = crate::read_body(body, request::MAX_BODY_BYTES).await?;
-    if let Ok(Value::Array(_)) = serde_json::from_slice::<Value>(&bytes) {
-        let _ = req;
-        return Err(MagnumError::client_side("Request must be a JSON dict").into());
+/// WSME's arguments of `patch(self, cluster_ident)` (CA rotation, credential rotation):
+/// the path segment, overridden by a `cluster_ident` query parameter (the last one) or body
+/// member. Any other query parameter, form field or JSON member is `Unknown argument`; a
+/// body needs a JSON (or form) media type (`Unknown mimetype: <type>`, 415, also when the
+/// header is missing), must parse (`Request is not in valid JSON format`) and be an object
+/// (`Request must be a JSON dict`); `cluster_ident` from both the query and the body is
+/// `Parameter cluster_ident was given several times`.
+async fn cluster_ident_arg(req: &RequestInfo, body: Body, ident: &str) -> Result<String, ApiError> {
+    const ARG: &str = "cluster_ident";
+    let unknown_argument = |names: &[String]| -> ApiError {
+        MagnumError::new(
+            ErrorKind::UnknownArgument,
+            &[("argname", &names.join(", "))],
+        )
+        .into()
+    };
+    let split = |pairs: Vec<(String, String)>| {
+        let mut value = None;
+        let mut unknown: Vec<String> = Vec::new();
+        for (k, v) in pairs {
+            if k == ARG {
+                value = Some(v);
+            } else if !unknown.contains(&k) {
+                unknown.push(k);
+            }
+        }
+        (value, unknown)
+    };
+    let (from_query, unknown) = split(request::query_pairs(req));
+    if !unknown.is_empty() {
+        return Err(unknown_argument(&unknown));
     }
-    Ok(())
+    let bytes = crate::read_body(body, request::MAX_BODY_BYTES).await?;
+    let from_body = if bytes.is_empty() {
+        None
+    } else {
+        let mime = req
+            .header("content-type")
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match mime.as_str() {
+            "application/x-www-form-urlencoded" => {
+                let (value, unknown) =
+                    split(request::parse_query(&String::from_utf8_lossy(&bytes)));
+                if !unknown.is_empty() {
+                    return Err(unknown_argument(&unknown));
+                }
+                value
+            }
+            "application/json" | "application/javascript" | "text/javascript" => {
+                let parsed: Value = serde_json::from_slice(&bytes)
+                    .map_err(|_| MagnumError::client_side("Request is not in valid JSON format"))?;
+                let Value::Object(members) = parsed else {
+                    return Err(MagnumError::client_side("Request must be a JSON dict").into());
+                };
+                let unknown: Vec<String> = members.keys().filter(|k| *k != ARG).cloned().collect();
+                if !unknown.is_empty() {
+                    return Err(unknown_argument(&unknown));
+                }
+                // str() of what the JSON held: `Cluster 5` / `Cluster None could not be found.`
+                members.get(ARG).map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => "None".to_string(),
+                    Value::Bool(true) => "True".to_string(),
+                    Value::Bool(false) => "False".to_string(),
+                    other => other.to_string(),
+                })
+            }
+            _ => {
+                return Err(MagnumError::new(
+                    ErrorKind::UnsupportedMediaType,
+                    &[("mimetype", &mime)],
+                )
+                .into())
+            }
+        }
+    };
+    match (from_query, from_body) {
+        (Some(_), Some(_)) => {
+            Err(MagnumError::client_side("Parameter cluster_ident was given several times").into())
+        }
+        (Some(v), None) | (None, Some(v)) => Ok(v),
+        (None, None) => Ok(ident.to_string()),
+    }
 }
 
 // ---- PATCH /v1/credentials/{cluster_ident} (1.12) ----
@@ -272,14 +371,10 @@ async fn credential_rotate(
     body: Body,
     ident: &str,
 ) -> Result<Reply, ApiError> {
-    if !req.version.at_least(12) {
-        return Err(ApiError::not_found());
-    }
-    pagination::parse_args(req, &[])?;
-    no_list_body(req, body).await?;
+    let ident = cluster_ident_arg(req, body, ident).await?;
     let ctx = context(state, req);
     enforce(state, &ctx, "credential:rotate", None)?;
-    let cluster: Cluster = get_cluster(state, &ctx, ident).await?;
+    let cluster: Cluster = get_cluster(state, &ctx, &ident).await?;
     let uuid = cluster.uuid.clone().unwrap_or_default();
     conductor(state)?
         .credential_rotate(&ctx, Obj::unchanged(cluster))

@@ -153,6 +153,7 @@ pub(crate) async fn read_json(req: &RequestInfo, body: Body, arg: &str) -> Resul
             request_id: String::new(),
             version: req.version,
             token_info: None,
+            positional: Vec::new(),
         };
         let keys: Vec<String> = request::query_pairs(&probe)
             .into_iter()

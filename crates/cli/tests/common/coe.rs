@@ -79,7 +79,7 @@ impl Cli {
     pub async fn run(&self, args: &[&str]) -> std::process::Output {
         let mut full = vec!["coe"];
         full.extend_from_slice(args);
-        let mut cmd = tokio::process::Command::new(&self.openstack);
+        let mut cmd = openkeel_tests::helper(&self.openstack);
         cmd.env_clear();
         match &self.token {
             None => cmd.env("OS_AUTH_TYPE", "none"),
