@@ -3,7 +3,7 @@
 //! * [`x509`] — the per-cluster CAs, the Magnum client certificate and CSR signing with the
 //!   validator (`magnum/common/x509/`), written with `rcgen` (ring) and parsed with
 //!   `x509-parser`.
-//! * [`key`] — RSA key generation (`rsa`, since ring cannot generate RSA keys) and the
+//! * [`key`] — RSA key generation (`aws-lc-rs`, since ring cannot generate RSA keys) and the
 //!   PBES2-encrypted PKCS#8 PEM Magnum stores.
 //! * [`manager`] — the `x509keypair`, `local` and `barbican` cert managers and
 //!   `generate_certificates_to_cluster` / delete for a cluster.

@@ -224,8 +224,8 @@ fn build(
 }
 
 fn new_key(settings: &X509Section) -> Result<(KeyPair, pkcs8::SecretDocument), CertError> {
-    let bits = usize::try_from(settings.rsa_key_size)
-        .map_err(|_| CertError::Crypto("invalid [x509] rsa_key_size".to_string()))?;
+    // A negative size fails like a small one (`cryptography`'s ValueError).
+    let bits = usize::try_from(settings.rsa_key_size).unwrap_or(0);
     let der = generate_rsa_pkcs8(bits)?;
     let kp = KeyPair::try_from(der.as_bytes()).map_err(crypto)?;
     Ok((kp, der))
