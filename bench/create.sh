@@ -11,6 +11,8 @@
 #   BENCH_BATCHES      concurrent batches                                                 [2]
 #   BENCH_KEYS         RSA keys timed per implementation (key generation alone)          [40]
 #   BENCH_SETS         cluster certificate sets timed per implementation                 [10]
+#   BENCH_ROUNDS       rounds of both conductors, the order alternating (magnum first in
+#                      odd rounds), each conductor freshly started                        [2]
 #   BENCH_BUILD        1: cargo build --release the conductor and the keygen example      [1]
 #
 # What it measures (docs/performance.md, "Cluster create"):
@@ -37,6 +39,7 @@ CONC=${BENCH_CONCURRENCY:-20}
 BATCHES=${BENCH_BATCHES:-2}
 KEYS=${BENCH_KEYS:-40}
 SETS=${BENCH_SETS:-10}
+ROUNDS=${BENCH_ROUNDS:-2}
 
 eval "$(tests/services/env.sh 2>/dev/null)"
 if [ -z "${OPENKEEL_TEST_MYSQL_URL:-}" ] || [ -z "${OPENKEEL_TEST_RABBIT_URL:-}" ] ||
@@ -118,18 +121,22 @@ EOF
 "$OPENKEEL_TEST_VENV/bin/magnum-db-manage" --config-file "$RUN/magnum.conf" upgrade \
     >"$RUN/db-manage.log" 2>&1 || { cat "$RUN/db-manage.log" >&2; exit 1; }
 
-run_creates() { # run_creates NAME CMD...
-    local name=$1
-    shift
+run_creates() { # run_creates NAME ROUND CMD...
+    local name=$1 round=$2
+    shift 2
     echo "[bench] $name conductor: $SINGLE single creates, $BATCHES x $CONC concurrent" >&2
     env PYTHONPATH="$ROOT/tests/python/interop" PYTHONWARNINGS=ignore HOME="$RUN" \
         "$PY" bench/create_bench.py creates --config-file "$RUN/magnum.conf" --impl "$name" \
         --log-dir "$RUN" --single "$SINGLE" --concurrency "$CONC" --batches "$BATCHES" \
+        --round "$round" \
         -- "$@" 2>"$RUN/bench-$name.err" | tee -a "$OUT/create.jsonl" ||
         { tail -n 50 "$RUN/bench-$name.err" "$RUN/conductor-$name.log" >&2; return 1; }
 }
-run_creates magnum "$PY" -m openkeel_interop.run conductor --config-file "$RUN/magnum.conf"
-run_creates openkeel "$BIN/openkeel-conductor" --config-file "$RUN/magnum.conf"
+magnum() { run_creates magnum "$1" "$PY" -m openkeel_interop.run conductor --config-file "$RUN/magnum.conf"; }
+openkeel() { run_creates openkeel "$1" "$BIN/openkeel-conductor" --config-file "$RUN/magnum.conf"; }
+for round in $(seq 1 "$ROUNDS"); do
+    if [ $((round % 2)) = 1 ]; then magnum "$round"; openkeel "$round"; else openkeel "$round"; magnum "$round"; fi
+done
 cp "$RUN"/conductor-*.log "$OUT/" 2>/dev/null || true
 
 "$PY" - "$OUT/create.jsonl" >"$OUT/create.md" <<'PYEOF'
@@ -150,23 +157,36 @@ for label, key in [("one key, median wall ms", ("key", "median_ms")),
     m = mg[key[0]] if len(key) == 1 else mg[key[0]][key[1]]
     print(f"| {label} | {o:.1f} | {m:.1f} | {m / o:.2f} |")
 print()
-print("Conductor: cast -> `magnum.cluster.create` pending notification, CPU per create\n")
-print("| case | impl | creates | median ms | p90 ms | max ms | batch ms | CPU ms/create | RSS MiB |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-cases = [r["case"] for r in rows if r["implementation"] == "magnum" and "case" in r]
+print("Conductor: cast -> `magnum.cluster.create` pending notification; CPU of the conductor's")
+print("process tree per create; `busy`: the whole machine's CPU use (both cores) during the case\n")
+print("| case | round | impl | creates | median ms | p90 ms | max ms | batch ms | CPU ms/create | busy | RSS MiB |")
+print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+runs = [r for r in rows if "case" in r]
+cases = list(dict.fromkeys(r["case"] for r in runs))
 for case in cases:
-    for impl in ("magnum", "openkeel"):
-        r = by(impl, "case", case)
+    for r in [r for r in runs if r["case"] == case]:
         l = r["latency"]
         b = r.get("batch_ms", {}).get("median_ms")
-        print(f"| {case} | {impl} | {r['creates']} | {l['median_ms']:.0f} | {l['p90_ms']:.0f} | "
-              f"{l['max_ms']:.0f} | {'' if b is None else f'{b:.0f}'} | "
-              f"{r['cpu_ms_per_create']:.0f} | {r['rss_kib'] / 1024:.1f} |")
+        print(f"| {case} | {r['round']} | {r['implementation']} | {r['creates']} | {l['median_ms']:.0f} | "
+              f"{l['p90_ms']:.0f} | {l['max_ms']:.0f} | {'' if b is None else f'{b:.0f}'} | "
+              f"{r['cpu_ms_per_create']:.0f} | {r['machine_busy'] * 100:.0f}% | {r['rss_kib'] / 1024:.1f} |")
 print()
+def med(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+print("Magnum / OpenKeel (median over rounds; above 1 = OpenKeel better)\n")
+print("| case | median latency | batch time | CPU per create |")
+print("|---|---:|---:|---:|")
 for case in cases:
-    m, o = by("magnum", "case", case), by("openkeel", "case", case)
-    print(f"{case}: OpenKeel median latency {m['latency']['median_ms'] / o['latency']['median_ms']:.2f}x "
-          f"faster, CPU per create {m['cpu_ms_per_create'] / max(o['cpu_ms_per_create'], 1e-9):.2f}x less"
-          " (Magnum / OpenKeel)")
+    def m(impl, f):
+        return med([f(r) for r in runs if r["case"] == case and r["implementation"] == impl])
+    lat = m("magnum", lambda r: r["latency"]["median_ms"]) / m("openkeel", lambda r: r["latency"]["median_ms"])
+    cpu = m("magnum", lambda r: r["cpu_ms_per_create"]) / m("openkeel", lambda r: r["cpu_ms_per_create"])
+    if all("batch_ms" in r for r in runs if r["case"] == case):
+        bt = m("magnum", lambda r: r["batch_ms"]["median_ms"]) / m("openkeel", lambda r: r["batch_ms"]["median_ms"])
+        bts = f"{bt:.2f}"
+    else:
+        bts = ""
+    print(f"| {case} | {lat:.2f} | {bts} | {cpu:.2f} |")
 PYEOF
 cat "$OUT/create.md"

@@ -120,6 +120,14 @@ def cpu_seconds(root):
     return total / TICK
 
 
+def machine_busy():
+    """(busy, total) jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + (v[4] if len(v) > 4 else 0)
+    return sum(v) - idle, sum(v)
+
+
 def rss_kib(root):
     total = 0
     for p in tree_pids(root):
@@ -260,6 +268,7 @@ def cmd_creates(a):
         def case(n):
             wait_idle(proc.pid)
             cpu0 = cpu_seconds(proc.pid)
+            busy0, total0 = machine_busy()
             clusters = [new_cluster() for _ in range(n)]
             cast_at = {}
             t0 = time.monotonic()
@@ -268,11 +277,16 @@ def cmd_creates(a):
                 rpcapi.cluster_create_async(c, 1, 1, 60)
             seen = pending.wait(list(cast_at), "pending", a.timeout)
             last = max(seen.values())
+            busy1, total1 = machine_busy()
             cpu1 = wait_idle(proc.pid)
+            # the machine's CPU use (all cores) from the first cast to the last notification
+            busy.append((busy1 - busy0) / max(total1 - total0, 1))
             return ([(seen[u] - cast_at[u]) * 1000 for u in cast_at],
                     (last - t0) * 1000, cpu1 - cpu0)
 
+        busy = []
         case(1)  # warm-up (connections, caches), not reported
+        busy.clear()
         rss_before = rss_kib(proc.pid)
         lat, cpu = [], 0.0
         for _ in range(a.single):
@@ -281,9 +295,11 @@ def cmd_creates(a):
             cpu += c
         print(json.dumps({"implementation": a.impl, "case": "1 create", "creates": a.single,
                           "latency": stats_ms(lat), "cpu_ms_per_create": cpu * 1000 / a.single,
+                          "machine_busy": statistics.fmean(busy), "round": a.round,
                           "rss_kib": rss_kib(proc.pid), "rss_kib_at_start": rss_before}),
               flush=True)
         lat, cpu, spans = [], 0.0, []
+        busy.clear()
         for _ in range(a.batches):
             l, span, c = case(a.concurrency)
             lat += l
@@ -294,6 +310,7 @@ def cmd_creates(a):
                           "creates": a.concurrency * a.batches, "latency": stats_ms(lat),
                           "batch_ms": stats_ms(spans),
                           "cpu_ms_per_create": cpu * 1000 / (a.concurrency * a.batches),
+                          "machine_busy": statistics.fmean(busy), "round": a.round,
                           "rss_kib": rss_kib(proc.pid)}), flush=True)
     finally:
         try:
@@ -322,6 +339,7 @@ def main():
     c.add_argument("--concurrency", type=int, default=20)
     c.add_argument("--batches", type=int, default=2)
     c.add_argument("--timeout", type=float, default=300)
+    c.add_argument("--round", type=int, default=1)
     c.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     if a.cmd_name == "keygen":

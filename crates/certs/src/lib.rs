@@ -19,7 +19,8 @@ pub use manager::{
     issuer_name, short_id, Cert, ClusterCertRefs, X509KeyPairCertManager, CONDUCTOR_CLIENT_NAME,
 };
 pub use x509::{
-    generate_ca_certificate, generate_client_certificate, sign_csr, CaKey, GeneratedCert,
+    ca_certificate_with_key, client_certificate_with_key, generate_ca_certificate,
+    generate_client_certificate, new_rsa_key, sign_csr, CaKey, GeneratedCert, NewKey,
 };
 /// The crates this one builds on, for callers' tests (making CSRs, parsing what was signed).
 #[doc(hidden)]
