@@ -3,7 +3,7 @@
 //! * [`x509`] — the per-cluster CAs, the Magnum client certificate and CSR signing with the
 //!   validator (`magnum/common/x509/`), written with `rcgen` (ring) and parsed with
 //!   `x509-parser`.
-//! * [`key`] — RSA key generation (`rsa`, since ring cannot generate RSA keys) and the
+//! * [`key`] — RSA key generation (`aws-lc-rs`, since ring cannot generate RSA keys) and the
 //!   PBES2-encrypted PKCS#8 PEM Magnum stores.
 //! * [`manager`] — the `x509keypair`, `local` and `barbican` cert managers and
 //!   `generate_certificates_to_cluster` / delete for a cluster.
@@ -19,7 +19,8 @@ pub use manager::{
     issuer_name, short_id, Cert, ClusterCertRefs, X509KeyPairCertManager, CONDUCTOR_CLIENT_NAME,
 };
 pub use x509::{
-    generate_ca_certificate, generate_client_certificate, sign_csr, CaKey, GeneratedCert,
+    ca_certificate_with_key, client_certificate_with_key, generate_ca_certificate,
+    generate_client_certificate, new_rsa_key, sign_csr, CaKey, GeneratedCert, NewKey,
 };
 /// The crates this one builds on, for callers' tests (making CSRs, parsing what was signed).
 #[doc(hidden)]

@@ -7,8 +7,50 @@ use openkeel_core::objects::{Cluster, X509KeyPair};
 use openkeel_db::{x509keypair, Database, DbError, Scope};
 use ring::rand::{SecureRandom, SystemRandom};
 
-use crate::x509::{generate_ca_certificate, generate_client_certificate, sign_csr, CaKey};
+use std::sync::{Arc, OnceLock};
+use tokio::sync::Semaphore;
+
+use crate::x509::{
+    ca_certificate_with_key, client_certificate_with_key, new_rsa_key, sign_csr, CaKey, NewKey,
+};
 use crate::CertError;
+
+/// At most one RSA key generation per core at a time, process-wide. The semaphore is fair:
+/// when many clusters are created at once, each create's keys come in the order the creates
+/// asked for them, so the first creates finish first instead of all of them at the end.
+fn keygen_permits() -> Arc<Semaphore> {
+    static PERMITS: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    PERMITS
+        .get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+            Arc::new(Semaphore::new(cores))
+        })
+        .clone()
+}
+
+/// `n` new RSA keys, generated at once (up to one per core, see [`keygen_permits`]).
+async fn new_keys(settings: &X509Section, n: usize) -> Result<Vec<NewKey>, CertError> {
+    let handles: Vec<_> = (0..n)
+        .map(|_| {
+            let (permits, settings) = (keygen_permits(), settings.clone());
+            tokio::spawn(async move {
+                let _permit = permits
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| CertError::Crypto("key generation stopped".to_string()))?;
+                blocking(move || new_rsa_key(&settings)).await
+            })
+        })
+        .collect();
+    let mut keys = Vec::with_capacity(n);
+    for h in handles {
+        keys.push(
+            h.await
+                .map_err(|e| CertError::Crypto(format!("certificate task failed: {e}")))??,
+        );
+    }
+    Ok(keys)
+}
 
 /// The backend `name` of the Magnum client certificate (ignored by `x509keypair`).
 pub const CONDUCTOR_CLIENT_NAME: &str = "Magnum-Conductor";
@@ -278,12 +320,13 @@ impl X509KeyPairCertManager {
         &self,
         ctx: &RequestContext,
         issuer: &str,
+        key: NewKey,
     ) -> Result<(String, CaKey), CertError> {
         let pass = short_id()?;
         let (issuer_owned, settings) = (issuer.to_string(), self.settings.clone());
         let pass2 = pass.clone();
-        let ca =
-            blocking(move || generate_ca_certificate(&issuer_owned, &pass2, &settings)).await?;
+        let ca = blocking(move || ca_certificate_with_key(&issuer_owned, &pass2, key, &settings))
+            .await?;
         let r = self
             .store_cert_named(ctx, &ca.certificate, &ca.private_key, Some(&pass), issuer)
             .await?;
@@ -294,8 +337,9 @@ impl X509KeyPairCertManager {
 
     /// `generate_certificates_to_cluster`: the kubernetes, etcd and front-proxy CAs and the
     /// Magnum client certificate (CN=admin, O=system:masters, signed by the kubernetes CA), in
-    /// that order, each stored at once. On error the ones already stored are deleted (Magnum
-    /// leaves them behind).
+    /// that order, each stored at once. The four keys are generated first, at once (Magnum
+    /// makes them one after the other; the certificates are the same). On error the ones
+    /// already stored are deleted (Magnum leaves them behind).
     pub async fn generate_certificates_to_cluster(
         &self,
         ctx: &RequestContext,
@@ -304,16 +348,26 @@ impl X509KeyPairCertManager {
         let issuer = issuer_name(cluster);
         let mut stored: Vec<String> = Vec::new();
         let result = async {
-            let (ca_ref, ca_key) = self.store_ca(ctx, &issuer).await?;
+            let mut keys = new_keys(&self.settings, 4).await?.into_iter();
+            let mut next_key = || {
+                keys.next()
+                    .ok_or_else(|| CertError::Crypto("missing key".to_string()))
+            };
+            let (ca_ref, ca_key) = self.store_ca(ctx, &issuer, next_key()?).await?;
             stored.push(ca_ref.clone());
-            let (etcd_ref, _) = self.store_ca(ctx, &issuer).await?;
+            let (etcd_ref, _) = self.store_ca(ctx, &issuer, next_key()?).await?;
             stored.push(etcd_ref.clone());
-            let (fp_ref, _) = self.store_ca(ctx, &issuer).await?;
+            let (fp_ref, _) = self.store_ca(ctx, &issuer, next_key()?).await?;
             stored.push(fp_ref.clone());
             let pass = short_id()?;
-            let (i, p, s) = (issuer.clone(), pass.clone(), self.settings.clone());
+            let (i, p, s, key) = (
+                issuer.clone(),
+                pass.clone(),
+                self.settings.clone(),
+                next_key()?,
+            );
             let client = blocking(move || {
-                generate_client_certificate(&i, "admin", "system:masters", &ca_key, &p, &s)
+                client_certificate_with_key(&i, "admin", "system:masters", &ca_key, &p, key, &s)
             })
             .await?;
             let magnum_ref = self
@@ -558,6 +612,26 @@ async fn blocking<T: Send + 'static>(
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[tokio::test]
+    async fn a_cluster_gets_four_different_keys_generated_at_once() {
+        let keys = new_keys(&X509Section::default(), 4).await.unwrap();
+        assert_eq!(keys.len(), 4);
+        let pems: std::collections::HashSet<String> = keys
+            .into_iter()
+            .map(|k| {
+                crate::x509::ca_certificate_with_key(
+                    "c",
+                    "abcdefghijkl",
+                    k,
+                    &X509Section::default(),
+                )
+                .unwrap()
+                .certificate
+            })
+            .collect();
+        assert_eq!(pems.len(), 4);
+    }
 
     #[test]
     fn short_ids_are_twelve_base32_characters() {

@@ -223,12 +223,26 @@ fn build(
     Ok(cert.pem().trim_end().to_string())
 }
 
-fn new_key(settings: &X509Section) -> Result<(KeyPair, pkcs8::SecretDocument), CertError> {
-    let bits = usize::try_from(settings.rsa_key_size)
-        .map_err(|_| CertError::Crypto("invalid [x509] rsa_key_size".to_string()))?;
+/// A new RSA key (`[x509] rsa_key_size`, e = 65537) for one certificate, made ahead of the
+/// certificate so that a cluster's four keys can be generated at once.
+pub struct NewKey {
+    kp: KeyPair,
+    der: pkcs8::SecretDocument,
+}
+
+impl std::fmt::Debug for NewKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NewKey(..)")
+    }
+}
+
+/// Generate a [`NewKey`] (the expensive step of every certificate made here).
+pub fn new_rsa_key(settings: &X509Section) -> Result<NewKey, CertError> {
+    // A negative size fails like a small one (`cryptography`'s ValueError).
+    let bits = usize::try_from(settings.rsa_key_size).unwrap_or(0);
     let der = generate_rsa_pkcs8(bits)?;
     let kp = KeyPair::try_from(der.as_bytes()).map_err(crypto)?;
-    Ok((kp, der))
+    Ok(NewKey { kp, der })
 }
 
 /// `generate_ca_certificate(subject_name, encryption_password)`: a self-signed CA with
@@ -239,18 +253,28 @@ pub fn generate_ca_certificate(
     settings: &X509Section,
 ) -> Result<GeneratedCert, CertError> {
     check_common_name(subject_name)?;
-    let (kp, der) = new_key(settings)?;
+    ca_certificate_with_key(subject_name, passphrase, new_rsa_key(settings)?, settings)
+}
+
+/// [`generate_ca_certificate`] with a key generated beforehand.
+pub fn ca_certificate_with_key(
+    subject_name: &str,
+    passphrase: &str,
+    key: NewKey,
+    settings: &X509Section,
+) -> Result<GeneratedCert, CertError> {
+    check_common_name(subject_name)?;
     let certificate = build(
         cn(subject_name),
-        &kp,
+        &key.kp,
         ca_extensions(),
         subject_name,
-        &kp,
+        &key.kp,
         settings,
     )?;
     Ok(GeneratedCert {
         certificate,
-        private_key: encrypt_private_key(der.as_bytes(), passphrase)?,
+        private_key: encrypt_private_key(key.der.as_bytes(), passphrase)?,
     })
 }
 
@@ -264,7 +288,28 @@ pub fn generate_client_certificate(
     settings: &X509Section,
 ) -> Result<GeneratedCert, CertError> {
     check_common_name(subject_name)?;
-    let (kp, der) = new_key(settings)?;
+    client_certificate_with_key(
+        issuer_name,
+        subject_name,
+        organization_name,
+        ca_key,
+        passphrase,
+        new_rsa_key(settings)?,
+        settings,
+    )
+}
+
+/// [`generate_client_certificate`] with a key generated beforehand.
+pub fn client_certificate_with_key(
+    issuer_name: &str,
+    subject_name: &str,
+    organization_name: &str,
+    ca_key: &CaKey,
+    passphrase: &str,
+    key: NewKey,
+    settings: &X509Section,
+) -> Result<GeneratedCert, CertError> {
+    check_common_name(subject_name)?;
     let mut dn = cn(subject_name);
     if !organization_name.is_empty() {
         dn.push(
@@ -274,7 +319,7 @@ pub fn generate_client_certificate(
     }
     let certificate = build(
         dn,
-        &kp,
+        &key.kp,
         client_extensions(),
         issuer_name,
         &ca_key.0,
@@ -282,7 +327,7 @@ pub fn generate_client_certificate(
     )?;
     Ok(GeneratedCert {
         certificate,
-        private_key: encrypt_private_key(der.as_bytes(), passphrase)?,
+        private_key: encrypt_private_key(key.der.as_bytes(), passphrase)?,
     })
 }
 
