@@ -11,7 +11,7 @@
 //!
 //! | call | requests |
 //! |---|---|
-//! | `default_volume_type` | `GET <block-storage>/types/default`; on 404/406 `GET <block-storage>/types` (first one) |
+//! | `default_volume_type` | `GET <block-storage>/types/default` (microversion 3.62); on 404/406 `GET <block-storage>/types` (first one) |
 //! | `ensure_server_group(n, p)` | `GET <compute>/os-server-groups[?all_projects=True]&limit=&offset=` (pages until empty); none named `n`: `POST <compute>/os-server-groups` `{"server_group": {"name": n, "policy": p}}` |
 //! | `delete_server_group(n)` | the same list, then `DELETE <compute>/os-server-groups/<id>` for each named `n` (404 is fine) |
 //! | application credential create | `GET <identity>/v3/regions` (`[cinder_client] region_name` must be one), `POST <identity>/v3/users/<user>/application_credentials` with the user's token |
@@ -41,6 +41,10 @@ const NOVA_HEADERS: &[(&str, &str)] = &[
     ("OpenStack-API-Version", "compute 2.64"),
     ("X-OpenStack-Nova-API-Version", NOVA_MICROVERSION),
 ];
+/// `GET /types/default` exists from block-storage microversion 3.62. magnum-cluster-api asks
+/// without a microversion, so Cinder answers 404 (`Volume type default could not be
+/// found.`) and it takes the first listed type instead; OpenKeel asks for the default.
+const CINDER_DEFAULT_TYPE_HEADERS: &[(&str, &str)] = &[("OpenStack-API-Version", "volume 3.62")];
 /// Page size asked of Nova's server-group list.
 const SERVER_GROUP_PAGE: usize = 1000;
 const MAX_PAGES: usize = 1000;
@@ -225,7 +229,9 @@ impl KeystoneCloud {
     async fn default_volume_type_call(&self, ctx: &RequestContext) -> Result<String, CallError> {
         let conn = self.connect(ctx, Service::Cinder).await?;
         let url = join(&conn.base, &["types", "default"]);
-        let resp = self.get(&conn, &url).await?;
+        let resp = self
+            .send(&conn, Method::GET, &url, CINDER_DEFAULT_TYPE_HEADERS, None)
+            .await?;
         if resp.is_success() {
             if let Some(name) = resp
                 .json()
