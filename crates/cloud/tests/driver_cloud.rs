@@ -332,98 +332,46 @@ async fn server_groups_ensure_and_delete() {
 async fn standin_nova_microversions() {
     let s = standin::start(StandInData::default()).await;
     let token = s.issue_token("u", "p1");
-    let http = reqwest_like(&s, &token);
-    let url = format!("{}/compute/v2.1/os-server-groups", s.base_url());
+    let call = |method: &'static str, version: Option<&'static str>, body: serde_json::Value| {
+        let token = token.clone();
+        let addr = s.addr;
+        async move {
+            let text = body.to_string();
+            let mv = version.map(|v| format!("compute {v}"));
+            let mut h = vec![
+                ("X-Auth-Token", token.as_str()),
+                ("Content-Type", "application/json"),
+            ];
+            if let Some(v) = mv.as_deref() {
+                h.push(("OpenStack-API-Version", v));
+            }
+            let body = (!body.is_null()).then_some(text.as_bytes());
+            let r = openkeel_tests::http(addr, method, "/compute/v2.1/os-server-groups", &h, body)
+                .await
+                .unwrap();
+            let json: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+            (r.status, json)
+        }
+    };
     // 2.1 (no header): `policies`; soft policies need 2.15.
-    let (st, _) = http(
-        "POST",
-        &url,
-        None,
-        json!({"server_group": {"name": "a", "policies": ["soft-anti-affinity"]}}),
-    )
-    .await;
-    assert_eq!(st, 400);
-    let (st, b) = http(
-        "POST",
-        &url,
-        Some("2.15"),
-        json!({"server_group": {"name": "a", "policies": ["soft-anti-affinity"]}}),
-    )
-    .await;
+    let soft = json!({"server_group": {"name": "a", "policies": ["soft-anti-affinity"]}});
+    assert_eq!(call("POST", None, soft.clone()).await.0, 400);
+    let (st, b) = call("POST", Some("2.15"), soft).await;
     assert_eq!(st, 200);
     assert_eq!(b["server_group"]["policies"], json!(["soft-anti-affinity"]));
     assert!(b["server_group"].get("policy").is_none());
     // 2.64: `policy`; `policies` is refused.
-    let (st, _) = http(
-        "POST",
-        &url,
-        Some("2.64"),
-        json!({"server_group": {"name": "b", "policies": ["anti-affinity"]}}),
-    )
-    .await;
-    assert_eq!(st, 400);
-    let (st, b) = http(
-        "POST",
-        &url,
-        Some("2.64"),
-        json!({"server_group": {"name": "b", "policy": "anti-affinity"}}),
-    )
-    .await;
+    let old = json!({"server_group": {"name": "b", "policies": ["anti-affinity"]}});
+    assert_eq!(call("POST", Some("2.64"), old).await.0, 400);
+    let new = json!({"server_group": {"name": "b", "policy": "anti-affinity"}});
+    let (st, b) = call("POST", Some("2.64"), new).await;
     assert_eq!(st, 200);
     assert_eq!(b["server_group"]["policy"], "anti-affinity");
     assert_eq!(b["server_group"]["project_id"], "p1");
-    let (st, _) = http("GET", &url, Some("3.0"), json!(null)).await;
-    assert_eq!(st, 406);
-}
-
-type Call = Box<
-    dyn Fn(
-        &str,
-        &str,
-        Option<&str>,
-        serde_json::Value,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = (u16, serde_json::Value)>>>,
->;
-
-/// A raw HTTP caller with the stand-in token (plain TCP, HTTP/1.1: no client library needed).
-fn reqwest_like(_s: &StandIn, token: &str) -> Call {
-    let token = token.to_string();
-    Box::new(move |method, url, version, body| {
-        let (method, url, version, token) = (
-            method.to_string(),
-            url.to_string(),
-            version.map(str::to_string),
-            token.clone(),
-        );
-        Box::pin(async move {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            let rest = url.trim_start_matches("http://");
-            let (host, path) = rest.split_at(rest.find('/').unwrap());
-            let mut conn = tokio::net::TcpStream::connect(host).await.unwrap();
-            let body = if body.is_null() {
-                String::new()
-            } else {
-                body.to_string()
-            };
-            let mut req = format!(
-                "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nX-Auth-Token: {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-                body.len()
-            );
-            if let Some(v) = version {
-                req.push_str(&format!("OpenStack-API-Version: compute {v}\r\n"));
-            }
-            req.push_str("\r\n");
-            req.push_str(&body);
-            conn.write_all(req.as_bytes()).await.unwrap();
-            let mut out = Vec::new();
-            conn.read_to_end(&mut out).await.unwrap();
-            let text = String::from_utf8_lossy(&out).to_string();
-            let status: u16 = text[9..12].parse().unwrap();
-            let json_part = text.split("\r\n\r\n").nth(1).unwrap_or_default();
-            (
-                status,
-                serde_json::from_str(json_part).unwrap_or(serde_json::Value::Null),
-            )
-        })
-    })
+    let (st, b) = call("GET", Some("2.64"), json!(null)).await;
+    assert_eq!(
+        (st, b["server_groups"].as_array().map(Vec::len)),
+        (200, Some(2))
+    );
+    assert_eq!(call("GET", Some("3.0"), json!(null)).await.0, 406);
 }
