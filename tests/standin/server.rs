@@ -844,7 +844,7 @@ const NOVA_MAX: (u32, u32) = (2, 96);
 /// The requested compute microversion: `OpenStack-API-Version: compute X.Y`, else
 /// `X-OpenStack-Nova-API-Version: X.Y`, else 2.1; `latest` is the newest. `Err` is Nova's
 /// 406 for a version it does not serve (or 400 for one it cannot parse).
-fn nova_microversion(req: &Req<'_>) -> Result<(u32, u32), Response> {
+fn nova_microversion(req: &Req<'_>) -> Result<(u32, u32), Box<Response>> {
     let raw = req
         .header("openstack-api-version")
         .and_then(|h| {
@@ -867,16 +867,16 @@ fn nova_microversion(req: &Req<'_>) -> Result<(u32, u32), Response> {
         .split_once('.')
         .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
     match parsed {
-        None => Err(json_resp(
+        None => Err(Box::new(json_resp(
             400,
             &json!({"badRequest": {"code": 400, "message": format!("Invalid format for API version: {raw}")}}),
-        )),
-        Some(v) if v < (2, 1) || v > NOVA_MAX => Err(json_resp(
+        ))),
+        Some(v) if v < (2, 1) || v > NOVA_MAX => Err(Box::new(json_resp(
             406,
             &json!({"computeFault": {"code": 406, "message": format!(
                 "Version {raw} is not supported by the API. Minimum is 2.1 and maximum is {}.{}.",
                 NOVA_MAX.0, NOVA_MAX.1)}}),
-        )),
+        ))),
         Some(v) => Ok(v),
     }
 }
@@ -930,7 +930,7 @@ fn server_group_doc(g: &super::data::ServerGroup, v: (u32, u32)) -> Value {
 fn server_groups(shared: &Shared, req: &Req<'_>) -> Response {
     let v = match nova_microversion(req) {
         Ok(v) => v,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let (user, project, admin) = caller(shared, req);
     let id = req

@@ -439,7 +439,7 @@ impl KeystoneApplicationCredentials {
                 });
             }
         };
-        if regions.iter().any(|r| *r == region) {
+        if regions.contains(&region) {
             Ok(region)
         } else {
             let mut shown = regions;
