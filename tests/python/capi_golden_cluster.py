@@ -34,6 +34,9 @@ import threading
 import types
 from unittest import mock
 
+# magnum-cluster-api is installed beside the venv, not in it (tests/python/requirements-capi.txt)
+sys.path.insert(0, os.path.join(sys.prefix, "capi-site"))
+
 
 def parse_yaml():
     import yaml

@@ -25,6 +25,9 @@ import tempfile
 import threading
 from importlib import metadata
 
+# magnum-cluster-api is installed beside the venv, not in it (tests/python/requirements-capi.txt)
+sys.path.insert(0, os.path.join(sys.prefix, "capi-site"))
+
 WANTED_VERSION = "0.38.2"
 
 

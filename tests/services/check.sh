@@ -71,7 +71,7 @@ print(" ".join(f"{p} {v(p)}" for p in pkgs))
 ' 2>&1) && PYTHONWARNINGS=ignore "$v/bin/openstack" coe cluster list --help >/dev/null 2>&1 &&
         [ -x "$v/bin/oslopolicy-checker" ] &&
         { ! ok_magnum_wanted || { [ -x "$v/bin/magnum-db-manage" ] &&
-            "$v/bin/python" -c "import magnum_cluster_api.magnum_cluster_api" 2>/dev/null; }; }; then
+            PYTHONPATH="$v/capi-site" "$v/bin/python" -c "import magnum_cluster_api.magnum_cluster_api" 2>/dev/null; }; }; then
         ok_log "venv ok: $out"
     else
         ok_log "FAILED venv $v: ${out:-openstack coe or oslopolicy-checker missing} (or magnum-db-manage / magnum-cluster-api's extension)"

@@ -72,6 +72,7 @@ OK_PY_CONSTRAINTS="$OK_REPO/tests/python/requirements-constraints.txt"
 # Hook for the later "real Magnum in the venv" work: when this file exists it is
 # installed into the same venv (OPENKEEL_TEST_MAGNUM=0 leaves it out).
 OK_PY_MAGNUM_REQS="$OK_REPO/tests/python/requirements-magnum.txt"
+OK_PY_CAPI_REQS="$OK_REPO/tests/python/requirements-capi.txt"
 
 OK_APT_PACKAGES=(mariadb-server mariadb-client rabbitmq-server)
 
@@ -403,7 +404,7 @@ ok_venv_stamp() {
     {
         "$1" -c 'import sys; print(sys.version)'
         cat "$OK_PY_REQS" "$OK_PY_CONSTRAINTS"
-        if ok_magnum_wanted; then cat "$OK_PY_MAGNUM_REQS"; fi
+        if ok_magnum_wanted; then cat "$OK_PY_MAGNUM_REQS" "$OK_PY_CAPI_REQS"; fi
     } | sha256sum | cut -d' ' -f1
 }
 ok_magnum_wanted() { [ -f "$OK_PY_MAGNUM_REQS" ] && [ "${OPENKEEL_TEST_MAGNUM:-1}" != 0 ]; }
@@ -432,7 +433,14 @@ ok_venv() {
     ok_magnum_wanted && req_args+=(-r "$OK_PY_MAGNUM_REQS")
     if ! {
         "${pip[@]}" install --progress-bar off "${req_args[@]}" &&
-            "${pip[@]}" check
+            "${pip[@]}" check &&
+            # magnum-cluster-api beside the venv, never in it (requirements-capi.txt says why)
+            "${pip[@]}" uninstall -y -q magnum-cluster-api &&
+            rm -rf "$OK_VENV/capi-site" &&
+            if ok_magnum_wanted; then
+                "${pip[@]}" install --progress-bar off --no-deps --target "$OK_VENV/capi-site" \
+                    -r "$OK_PY_CAPI_REQS"
+            fi
     } >>"$OK_LOGS/pip.log" 2>&1; then
         ok_tail "$OK_LOGS/pip.log"
         rm -f "$OK_VENV/.openkeel-stamp"

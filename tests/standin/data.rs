@@ -111,6 +111,33 @@ impl Subnet {
     }
 }
 
+/// A Nova server group. `policy` is the one policy (`policies: [policy]` before
+/// microversion 2.64).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerGroup {
+    pub id: String,
+    pub name: String,
+    pub policy: String,
+    pub project_id: String,
+    pub user_id: String,
+}
+
+/// A Cinder volume type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeType {
+    pub id: String,
+    pub name: String,
+}
+
+impl VolumeType {
+    pub fn new(id: &str, name: &str) -> Self {
+        VolumeType {
+            id: id.to_string(),
+            name: name.to_string(),
+        }
+    }
+}
+
 /// Answer a matching request with this status and body instead of the normal answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fault {
@@ -151,6 +178,13 @@ pub struct StandInData {
     pub keypairs: Vec<Keypair>,
     pub networks: Vec<Network>,
     pub subnets: Vec<Subnet>,
+    /// Nova server groups (created and deleted through the API as well).
+    pub server_groups: Vec<ServerGroup>,
+    /// Cinder volume types.
+    pub volume_types: Vec<VolumeType>,
+    /// The name of Cinder's default volume type (`GET /v3/types/default`, microversion 3.62
+    /// and later); `None`: Cinder answers 404.
+    pub default_volume_type: Option<String>,
     /// Project ids Keystone does not know (ids starting with `nonexistent` are unknown too).
     pub missing_projects: Vec<String>,
     /// Page size of Glance, Nova and Neutron lists when the request gives no `limit`
@@ -210,6 +244,12 @@ impl Default for StandInData {
                 Subnet::new(&sub(1), "private-subnet", &net(2), "10.0.0.0/24"),
                 Subnet::new(&sub(2), "public-subnet", &net(1), "172.24.4.0/24"),
             ],
+            server_groups: Vec::new(),
+            volume_types: vec![
+                VolumeType::new("9d3c1e0a-0b7e-4a5f-8c6d-000000000001", "__DEFAULT__"),
+                VolumeType::new("9d3c1e0a-0b7e-4a5f-8c6d-000000000002", "ssd"),
+            ],
+            default_volume_type: Some("__DEFAULT__".to_string()),
             missing_projects: Vec::new(),
             page_size: None,
             catalog: None,

@@ -69,7 +69,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-const SERVICES: &[&str] = &["identity", "image", "compute", "network"];
+const SERVICES: &[&str] = &["identity", "image", "compute", "network", "volume"];
 const DOMAIN: (&str, &str) = ("default", "Default");
 
 fn pct_decode(s: &str) -> String {
@@ -269,6 +269,7 @@ pub(crate) async fn handle(
             "image" => authed(&shared, &req, image),
             "compute" => authed(&shared, &req, compute),
             "network" => authed(&shared, &req, network),
+            "volume" => authed(&shared, &req, volume),
             _ if path == "/" => json_resp(200, &json!({"services": SERVICES})),
             _ => keystone_error(404, "Not Found", "The resource could not be found."),
         }
@@ -348,6 +349,7 @@ fn catalog(shared: &Shared) -> Value {
         svc("image", "glance", "/image"),
         svc("compute", "nova", "/compute/v2.1"),
         svc("network", "neutron", "/network"),
+        svc("block-storage", "cinderv3", "/volume/v3"),
         json!({"id": "container-infra-service", "type": "container-infra", "name": "magnum", "endpoints": magnum}),
     ];
     if let Some(url) = &d.key_manager_url {
@@ -829,7 +831,272 @@ fn compute(shared: &Shared, req: &Req<'_>) -> Response {
                 None => nova_not_found(&format!("Keypair {name} not found for user standin-user")),
             }
         }
+        (_, p) if p == "/v2.1/os-server-groups" || p.starts_with("/v2.1/os-server-groups/") => {
+            server_groups(shared, req)
+        }
         _ => nova_not_found("The resource could not be found."),
+    }
+}
+
+/// Nova's newest microversion (as the version document says).
+const NOVA_MAX: (u32, u32) = (2, 96);
+
+/// The requested compute microversion: `OpenStack-API-Version: compute X.Y`, else
+/// `X-OpenStack-Nova-API-Version: X.Y`, else 2.1; `latest` is the newest. `Err` is Nova's
+/// 406 for a version it does not serve (or 400 for one it cannot parse).
+fn nova_microversion(req: &Req<'_>) -> Result<(u32, u32), Box<Response>> {
+    let raw = req
+        .header("openstack-api-version")
+        .and_then(|h| {
+            h.split(',').find_map(|p| {
+                let mut it = p.split_whitespace();
+                (it.next() == Some("compute")).then(|| it.next().unwrap_or_default().to_string())
+            })
+        })
+        .or_else(|| {
+            req.header("x-openstack-nova-api-version")
+                .map(str::to_string)
+        });
+    let Some(raw) = raw else {
+        return Ok((2, 1));
+    };
+    if raw == "latest" {
+        return Ok(NOVA_MAX);
+    }
+    let parsed = raw
+        .split_once('.')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
+    match parsed {
+        None => Err(Box::new(json_resp(
+            400,
+            &json!({"badRequest": {"code": 400, "message": format!("Invalid format for API version: {raw}")}}),
+        ))),
+        Some(v) if v < (2, 1) || v > NOVA_MAX => Err(Box::new(json_resp(
+            406,
+            &json!({"computeFault": {"code": 406, "message": format!(
+                "Version {raw} is not supported by the API. Minimum is 2.1 and maximum is {}.{}.",
+                NOVA_MAX.0, NOVA_MAX.1)}}),
+        ))),
+        Some(v) => Ok(v),
+    }
+}
+
+/// The user and project of the request's token (issued by the stand-in), and whether it has
+/// the admin role.
+fn caller(shared: &Shared, req: &Req<'_>) -> (String, String, bool) {
+    let token = req.header("x-auth-token").unwrap_or_default();
+    let info = lock(&shared.tokens).get(token).cloned();
+    let user = info
+        .as_ref()
+        .and_then(|i| i.user.get("id").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| "standin-user".to_string());
+    let project = info
+        .as_ref()
+        .and_then(|i| i.project.as_ref())
+        .and_then(|p| p.get("id").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| "standin-owner".to_string());
+    let admin = lock(&shared.data).roles.iter().any(|r| r == "admin");
+    (user, project, admin)
+}
+
+fn nova_bad_request(message: &str) -> Response {
+    json_resp(
+        400,
+        &json!({"badRequest": {"code": 400, "message": message}}),
+    )
+}
+
+fn server_group_doc(g: &super::data::ServerGroup, v: (u32, u32)) -> Value {
+    let mut d = Map::new();
+    d.insert("id".into(), json!(g.id));
+    d.insert("name".into(), json!(g.name));
+    if v >= (2, 64) {
+        d.insert("policy".into(), json!(g.policy));
+        d.insert("rules".into(), json!({}));
+    } else {
+        d.insert("policies".into(), json!([g.policy]));
+        d.insert("metadata".into(), json!({}));
+    }
+    d.insert("members".into(), json!([]));
+    if v >= (2, 13) {
+        d.insert("project_id".into(), json!(g.project_id));
+        d.insert("user_id".into(), json!(g.user_id));
+    }
+    Value::Object(d)
+}
+
+/// `os-server-groups` as Nova answers it (`nova/api/openstack/compute/server_groups.py` and
+/// its JSON schemas).
+fn server_groups(shared: &Shared, req: &Req<'_>) -> Response {
+    let v = match nova_microversion(req) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    let (user, project, admin) = caller(shared, req);
+    let id = req
+        .path
+        .strip_prefix("/v2.1/os-server-groups/")
+        .map(pct_decode);
+    match (req.method.as_str(), id) {
+        ("GET", None) => {
+            let all = admin && req.q("all_projects").is_some_and(truthy);
+            let groups: Vec<_> = lock(&shared.data)
+                .server_groups
+                .iter()
+                .filter(|g| all || g.project_id == project)
+                .cloned()
+                .collect();
+            let offset: usize = req.q("offset").and_then(|o| o.parse().ok()).unwrap_or(0);
+            let limit: usize = req
+                .q("limit")
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(1000)
+                .min(1000);
+            let docs: Vec<Value> = groups
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|g| server_group_doc(g, v))
+                .collect();
+            json_resp(200, &json!({ "server_groups": docs }))
+        }
+        ("POST", None) => {
+            let Some(sg) = req.body.and_then(|b| b.get("server_group")) else {
+                return nova_bad_request("Invalid input for field/attribute server_group. Value: None. 'server_group' is a required property");
+            };
+            let name = sg.get("name").and_then(Value::as_str).unwrap_or_default();
+            if name.is_empty() || name.len() > 255 {
+                return nova_bad_request(&format!(
+                    "Invalid input for field/attribute name. Value: {name}. '{name}' is too short"
+                ));
+            }
+            let mut allowed = vec!["affinity", "anti-affinity"];
+            if v >= (2, 15) {
+                allowed.extend(["soft-affinity", "soft-anti-affinity"]);
+            }
+            let (field, other) = if v >= (2, 64) {
+                ("policy", "policies")
+            } else {
+                ("policies", "policy")
+            };
+            if sg.get(other).is_some() {
+                return nova_bad_request(&format!(
+                    "Invalid input for field/attribute server_group. Value: {sg}. Additional properties are not allowed ('{other}' was unexpected)"
+                ));
+            }
+            let policy = if v >= (2, 64) {
+                sg.get("policy").and_then(Value::as_str).map(str::to_string)
+            } else {
+                match sg
+                    .get("policies")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                {
+                    Some([one]) => one.as_str().map(str::to_string),
+                    _ => None,
+                }
+            };
+            let Some(policy) = policy.filter(|p| allowed.contains(&p.as_str())) else {
+                return nova_bad_request(&format!(
+                    "Invalid input for field/attribute {field}. Value: {}. is not one of {allowed:?}",
+                    sg.get(field).cloned().unwrap_or(Value::Null)
+                ));
+            };
+            let g = super::data::ServerGroup {
+                id: uuid::Uuid::new_v4().to_string(),
+                name: name.to_string(),
+                policy,
+                project_id: project,
+                user_id: user,
+            };
+            lock(&shared.data).server_groups.push(g.clone());
+            json_resp(200, &json!({"server_group": server_group_doc(&g, v)}))
+        }
+        (m @ ("GET" | "DELETE"), Some(id)) => {
+            let mut d = lock(&shared.data);
+            let pos = d
+                .server_groups
+                .iter()
+                .position(|g| g.id == id && (admin || g.project_id == project));
+            let Some(pos) = pos else {
+                return nova_not_found(&format!("Server group {id} could not be found."));
+            };
+            if m == "DELETE" {
+                d.server_groups.remove(pos);
+                return StatusCode::NO_CONTENT.into_response();
+            }
+            json_resp(
+                200,
+                &json!({"server_group": server_group_doc(&d.server_groups[pos], v)}),
+            )
+        }
+        _ => json_resp(
+            405,
+            &json!({"computeFault": {"code": 405, "message": "The method specified is not allowed for this resource."}}),
+        ),
+    }
+}
+
+// ------------------------------------------------------------------ cinder
+
+fn cinder_not_found(message: &str) -> Response {
+    json_resp(
+        404,
+        &json!({"itemNotFound": {"code": 404, "message": message}}),
+    )
+}
+
+/// The requested block-storage microversion (`OpenStack-API-Version: volume 3.N`), 3.0 when
+/// none is given.
+fn cinder_microversion(req: &Req<'_>) -> (u32, u32) {
+    req.header("openstack-api-version")
+        .and_then(|h| {
+            h.split(',').find_map(|p| {
+                let mut it = p.split_whitespace();
+                if it.next() != Some("volume") {
+                    return None;
+                }
+                let (a, b) = it.next()?.split_once('.')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+        })
+        .unwrap_or((3, 0))
+}
+
+fn volume_type_doc(t: &super::data::VolumeType) -> Value {
+    json!({"id": t.id, "name": t.name, "description": null, "is_public": true,
+           "os-volume-type-access:is_public": true, "extra_specs": {}, "qos_specs_id": null})
+}
+
+/// Cinder v3's volume types, with or without the project id in the path.
+fn volume(shared: &Shared, req: &Req<'_>) -> Response {
+    let d = lock(&shared.data).clone();
+    let segs: Vec<&str> = req.path.split('/').filter(|s| !s.is_empty()).collect();
+    let rest: &[&str] = match segs.as_slice() {
+        ["v3", "types", ..] => &segs[1..],
+        ["v3", _project, rest @ ..] => rest,
+        _ => return cinder_not_found("The resource could not be found."),
+    };
+    match (req.method.as_str(), rest) {
+        ("GET", ["types"]) => json_resp(
+            200,
+            &json!({"volume_types": d.volume_types.iter().map(volume_type_doc).collect::<Vec<_>>()}),
+        ),
+        ("GET", ["types", "default"]) if cinder_microversion(req) >= (3, 62) => {
+            match d
+                .default_volume_type
+                .as_ref()
+                .and_then(|n| d.volume_types.iter().find(|t| &t.name == n))
+            {
+                Some(t) => json_resp(200, &json!({"volume_type": volume_type_doc(t)})),
+                None => cinder_not_found("Default volume type can not be found."),
+            }
+        }
+        ("GET", ["types", id]) => match d.volume_types.iter().find(|t| t.id == *id) {
+            Some(t) => json_resp(200, &json!({"volume_type": volume_type_doc(t)})),
+            None => cinder_not_found(&format!("Volume type {id} could not be found.")),
+        },
+        _ => cinder_not_found("The resource could not be found."),
     }
 }
 

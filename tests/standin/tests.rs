@@ -44,7 +44,14 @@ async fn keystone_password_auth_and_validation() {
         .collect();
     assert_eq!(
         types,
-        ["identity", "image", "compute", "network", "container-infra"]
+        [
+            "identity",
+            "image",
+            "compute",
+            "network",
+            "block-storage",
+            "container-infra"
+        ]
     );
     let image = &tok["catalog"][1]["endpoints"];
     assert_eq!(image.as_array().unwrap().len(), 3);

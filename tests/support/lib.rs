@@ -79,6 +79,14 @@ pub fn venv() -> Option<PathBuf> {
     require("OPENKEEL_TEST_VENV", "the Python test venv").map(PathBuf::from)
 }
 
+/// Where tests/run.sh installs magnum-cluster-api, the oracle of the Cluster API driver's
+/// golden tests: beside the venv's site-packages, never in it, so that the real Magnum
+/// services of the other tests do not load its drivers (tests/python/requirements-capi.txt).
+/// Put it on `PYTHONPATH` of a probe; the golden scripts add it to `sys.path` themselves.
+pub fn capi_site(venv: &std::path::Path) -> PathBuf {
+    venv.join("capi-site")
+}
+
 /// A program inside the test venv's `bin/`.
 pub fn venv_bin(name: &str) -> Option<PathBuf> {
     venv().map(|v| v.join("bin").join(name))

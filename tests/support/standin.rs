@@ -8,8 +8,11 @@
 //! | `identity` | `GET /`, `GET /v3`, `POST /v3/auth/tokens` (password or token method; answers 201 with `X-Subject-Token` and a token body whose catalogue lists identity, image, compute, network, container-infra and, when [`StandInData::key_manager_url`] is set, key-manager), `GET`/`HEAD`/`DELETE /v3/auth/tokens` (`X-Subject-Token`), `GET /v3/projects/{id}` (404 for ids starting with `nonexistent` or listed as missing) |
 //! | `image` | `GET /`, `GET /v2/images/{id}` (404 as Glance, HTML body), `GET /v2/images?name=&limit=&marker=` (`next` link when a page is full) |
 //! | `compute` | `GET /v2.1`, `GET /v2.1/flavors[/detail]` (`flavors_links`), `GET /v2.1/flavors/{id}`, `GET /v2.1/os-keypairs[/{name}]` (404 `itemNotFound`) |
+//! | `compute` (server groups) | `GET /v2.1/os-server-groups?all_projects=&limit=&offset=`, `POST /v2.1/os-server-groups`, `GET`/`DELETE /v2.1/os-server-groups/{id}`, with Nova's microversion rules (`OpenStack-API-Version: compute X.Y` or `X-OpenStack-Nova-API-Version`; none is 2.1): before 2.64 `policies` (a list; `soft-*` from 2.15) and `metadata`, from 2.64 `policy` and `rules`; `project_id`/`user_id` from 2.13; `all_projects` only for admin tokens |
 //! | `network` | `GET /`, `GET /v2.0/networks?router:external=&name=` (`networks_links`), `GET /v2.0/subnets` |
+//! | `volume` (`block-storage`) | `GET /v3/types`, `GET /v3/types/default` (from microversion 3.62, `OpenStack-API-Version: volume 3.62`; before it, and with no default type, 404 `itemNotFound`), also below `/v3/{project_id}` |
 //!
+//! The catalogue also lists `block-storage` (Cinder v3, `<base>/volume/v3`).
 //! Each catalogue entry has three endpoints in [`StandInData::region`]: `public` at
 //! `<base>/<service>`, `internal` at `<base>/internal/<service>`, `admin` at
 //! `<base>/admin/<service>` (the compute entries end in `/v2.1`), so a test can tell from
@@ -31,7 +34,9 @@ mod data;
 #[path = "../standin/server.rs"]
 mod server;
 
-pub use data::{Delay, Fault, Flavor, Image, Keypair, Network, StandInData, Subnet};
+pub use data::{
+    Delay, Fault, Flavor, Image, Keypair, Network, ServerGroup, StandInData, Subnet, VolumeType,
+};
 pub use server::RecordedRequest;
 
 use serde_json::Value;

@@ -7,7 +7,10 @@
 //!   PBES2-encrypted PKCS#8 PEM Magnum stores.
 //! * [`manager`] — the `x509keypair`, `local` and `barbican` cert managers and
 //!   `generate_certificates_to_cluster` / delete for a cluster.
+//! * [`driver`] — a cluster's CAs and Magnum's client certificate for the Cluster API driver
+//!   (`openkeel_drivers::deps::ClusterCaSource`), keys decrypted.
 
+pub mod driver;
 pub mod key;
 pub mod manager;
 pub mod x509;

@@ -203,13 +203,113 @@ pub fn driver_settings(config: &Config) -> openkeel_drivers::DriverSettings {
     }
 }
 
-/// The driver registry of `[drivers]`, with the simulator when `[openkeel]
-/// enable_simulator_driver` is set: what the conductor runs and the API validates against.
-pub fn driver_registry(config: &Config) -> Arc<openkeel_drivers::DriverRegistry> {
-    Arc::new(openkeel_drivers::DriverRegistry::builtin(
-        driver_settings(config),
-        config.openkeel.enable_simulator_driver,
-    ))
+/// The cert manager of `[certificates] cert_manager_type`: `x509keypair` (rows of the Magnum
+/// database: `None` without one), `local` (files under `storage_path`) or `barbican`.
+pub fn cert_manager(
+    config: &Config,
+    db: Option<&Database>,
+) -> Result<Option<openkeel_certs::manager::X509KeyPairCertManager>, StartError> {
+    use openkeel_certs::manager::X509KeyPairCertManager;
+    match config.certificates.cert_manager_type.as_str() {
+        "x509keypair" => Ok(db.map(|db| X509KeyPairCertManager::new(db.clone(), config.x509.clone()))),
+        "local" => Ok(Some(X509KeyPairCertManager::local(
+            &config.certificates.storage_path,
+            config.x509.clone(),
+        ))),
+        "barbican" => {
+            let client = openkeel_cloud::BarbicanClient::new(
+                cloud_settings(config),
+                openkeel_cloud::ClientSettings {
+                    region_name: config.barbican_client.region_name.clone(),
+                    endpoint_type: config.barbican_client.endpoint_type.clone(),
+                },
+            )
+            .map_err(|e| StartError::Unsupported(format!("Barbican client: {e}")))?;
+            Ok(Some(X509KeyPairCertManager::barbican(client, config.x509.clone())))
+        }
+        other => Err(StartError::Unsupported(format!(
+            "[certificates] cert_manager_type = {other} is not available in this build; use x509keypair, local or barbican"
+        ))),
+    }
+}
+
+/// What a driver is given when the registry is built (`openkeel_drivers::DriverDeps`):
+///
+/// * `certificates`: the cert manager of `[certificates]` (for `x509keypair` only when a
+///   database is given: `openkeel-driver-manage` has none);
+/// * `cloud`: the simulated cloud with `[openkeel] simulated_cloud`, else the services of the
+///   Keystone catalogue (`[keystone_auth]`, `[glance_client]`, `[nova_client]`,
+///   `[neutron_client]`, `[cinder_client]`);
+/// * `application_credentials`: Keystone (`[capi_client] endpoint_type`, `[cinder_client]
+///   region_name`) whenever an auth URL is configured (`[keystone_auth] auth_url` or
+///   `[keystone_authtoken] www_authenticate_uri`), the simulated cloud or not.
+pub fn driver_deps(
+    config: &Config,
+    db: Option<&Database>,
+) -> Result<openkeel_drivers::DriverDeps, StartError> {
+    let certificates = cert_manager(config, db)?
+        .map(|m| Arc::new(m) as Arc<dyn openkeel_drivers::deps::ClusterCaSource>);
+    let settings = cloud_settings(config);
+    let keystone = if settings.auth_url().is_some() || !config.openkeel.simulated_cloud {
+        Some(Arc::new(
+            openkeel_cloud::KeystoneCloud::new(settings)
+                .map_err(|e| StartError::Unsupported(format!("OpenStack clients: {e}")))?,
+        ))
+    } else {
+        None
+    };
+    let cloud: Option<Arc<dyn openkeel_drivers::deps::DriverCloud>> =
+        match (config.openkeel.simulated_cloud, &keystone) {
+            (true, _) => Some(Arc::new(openkeel_cloud::SimulatedCloud::new())),
+            (false, Some(k)) => Some(k.clone()),
+            (false, None) => None,
+        };
+    let application_credentials = keystone
+        .filter(|k| k.settings().auth_url().is_some())
+        .map(|k| {
+            Arc::new(openkeel_cloud::KeystoneApplicationCredentials::new(
+                k,
+                openkeel_cloud::ApplicationCredentialSettings {
+                    endpoint_type: config.capi_client.endpoint_type.clone(),
+                    region_name: config.cinder_client.region_name.clone(),
+                },
+            )) as Arc<dyn openkeel_drivers::deps::ApplicationCredentials>
+        });
+    Ok(openkeel_drivers::DriverDeps {
+        certificates,
+        application_credentials,
+        cloud,
+    })
+}
+
+/// The driver registry built from the configuration, each driver given its
+/// [`driver_deps`]: what the conductor runs, what the API validates templates against and
+/// what `openkeel-driver-manage` lists (all three call this). `[drivers]` selects among the
+/// entry points; the simulator is registered last, when `[openkeel] enable_simulator_driver`
+/// is set, so that it serves the tuples it shares with real drivers (a later entry point
+/// providing a tuple replaces an earlier one, as in Magnum's `get_drivers`).
+pub fn driver_registry(
+    config: &Config,
+    db: Option<&Database>,
+) -> Result<Arc<openkeel_drivers::DriverRegistry>, StartError> {
+    let deps = driver_deps(config, db)?;
+    tracing::debug!(?deps, "driver dependencies");
+    let mut registry = openkeel_drivers::DriverRegistry::new(driver_settings(config));
+
+    // ---- The Cluster API driver's entry points (issue 12) ---------------------------------
+    // The single place where `openkeel_driver_capi::entry_points(config, deps)` (the five
+    // `k8s_cluster_api_*` drivers) is registered, before the simulator:
+    //
+    //     for (name, driver) in openkeel_driver_capi::entry_points(config, deps.clone()) {
+    //         registry.register_as(name, driver);
+    //     }
+    let _ = &deps;
+    // ----------------------------------------------------------------------------------------
+
+    if config.openkeel.enable_simulator_driver {
+        registry.register(Arc::new(openkeel_drivers::simulator::SimulatorDriver::new()));
+    }
+    Ok(Arc::new(registry))
 }
 
 /// The conductor's tunables from `[openkeel]`.
@@ -223,7 +323,8 @@ pub fn conductor_settings(config: &Config) -> openkeel_conductor::ConductorSetti
 }
 
 /// The OpenStack clients' settings: `[keystone_auth]`, `[keystone_authtoken]
-/// www_authenticate_uri`, `[glance_client]`, `[nova_client]`, `[neutron_client]`.
+/// www_authenticate_uri`, `[glance_client]`, `[nova_client]`, `[neutron_client]`,
+/// `[cinder_client]`.
 pub fn cloud_settings(config: &Config) -> openkeel_cloud::CloudSettings {
     let k = &config.keystone_auth;
     let client = |region: &Option<String>, endpoint_type: &str| openkeel_cloud::ClientSettings {
@@ -267,6 +368,10 @@ pub fn cloud_settings(config: &Config) -> openkeel_cloud::CloudSettings {
         neutron_client: client(
             &config.neutron_client.region_name,
             &config.neutron_client.endpoint_type,
+        ),
+        cinder_client: client(
+            &config.cinder_client.region_name,
+            &config.cinder_client.endpoint_type,
         ),
         ..openkeel_cloud::CloudSettings::default()
     }
@@ -400,49 +505,18 @@ pub fn build_conductor(
     ),
     StartError,
 > {
-    let drivers = driver_registry(config);
+    let drivers = driver_registry(config, Some(db))?;
     let conductor = openkeel_conductor::Conductor::new(
         db.clone(),
         drivers.clone(),
         notifier,
         conductor_settings(config),
     );
-    let conductor = match config.certificates.cert_manager_type.as_str() {
-        "x509keypair" => {
-            let manager = openkeel_certs::manager::X509KeyPairCertManager::new(db.clone(), config.x509.clone());
-            conductor.with_certificates(Arc::new(
-                openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
-            ))
-        }
-        "local" => {
-            let manager = openkeel_certs::manager::X509KeyPairCertManager::local(
-                &config.certificates.storage_path,
-                config.x509.clone(),
-            );
-            conductor.with_certificates(Arc::new(
-                openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
-            ))
-        }
-        "barbican" => {
-            let client = openkeel_cloud::BarbicanClient::new(
-                cloud_settings(config),
-                openkeel_cloud::ClientSettings {
-                    region_name: config.barbican_client.region_name.clone(),
-                    endpoint_type: config.barbican_client.endpoint_type.clone(),
-                },
-            )
-            .map_err(|e| StartError::Unsupported(format!("Barbican client: {e}")))?;
-            let manager =
-                openkeel_certs::manager::X509KeyPairCertManager::barbican(client, config.x509.clone());
-            conductor.with_certificates(Arc::new(
-                openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
-            ))
-        }
-        other => {
-            return Err(StartError::Unsupported(format!(
-                "[certificates] cert_manager_type = {other} is not available in this build; use x509keypair, local or barbican"
-            )))
-        }
+    let conductor = match cert_manager(config, Some(db))? {
+        Some(manager) => conductor.with_certificates(Arc::new(
+            openkeel_conductor::certs_x509::X509KeyPairCertificates::new(manager),
+        )),
+        None => conductor,
     };
     Ok((conductor, drivers))
 }
@@ -673,5 +747,60 @@ mod tests {
         assert_eq!(connect_options(&config(sqlite)).max_connections, 5);
         let o = connect_options(&config(&format!("{sqlite}max_pool_size = 0\n")));
         assert_eq!(o.max_connections, 16);
+    }
+
+    #[tokio::test]
+    async fn driver_deps_follow_the_configuration() {
+        // The embedded default: the simulated cloud, no Keystone; x509keypair needs the DB.
+        let dir = tempfile::tempdir().unwrap();
+        let embedded = config(&embedded_defaults(dir.path()));
+        let deps = driver_deps(&embedded, None).unwrap();
+        assert!(deps.certificates.is_none() && deps.application_credentials.is_none());
+        let cloud = deps.cloud.unwrap();
+        let ctx = openkeel_core::context::RequestContext::default();
+        assert_eq!(
+            cloud.default_volume_type(&ctx).await.unwrap(),
+            "__DEFAULT__"
+        );
+        let db = Database::in_memory().await.unwrap();
+        assert!(driver_deps(&embedded, Some(&db))
+            .unwrap()
+            .certificates
+            .is_some());
+
+        // Keystone and the catalogue's services, the local cert manager.
+        let real = config(&format!(
+            "[certificates]\ncert_manager_type = local\nstorage_path = {}\n\
+             [keystone_auth]\nauth_url = http://127.0.0.1:9/v3\n\
+             [cinder_client]\nregion_name = RegionOne\n",
+            dir.path().display()
+        ));
+        let deps = driver_deps(&real, None).unwrap();
+        assert!(deps.certificates.is_some());
+        assert!(deps.application_credentials.is_some());
+        let e = deps
+            .cloud
+            .unwrap()
+            .default_volume_type(&ctx)
+            .await
+            .unwrap_err();
+        assert!(e.message().contains("no password or token found"), "{e}");
+
+        let bad = config("[certificates]\ncert_manager_type = vault\n");
+        assert!(driver_deps(&bad, None).is_err());
+        assert!(driver_registry(&bad, None).is_err());
+    }
+
+    #[test]
+    fn the_registry_ends_with_the_simulator() {
+        let dir = tempfile::tempdir().unwrap();
+        let embedded = config(&embedded_defaults(dir.path()));
+        let r = driver_registry(&embedded, None).unwrap();
+        assert_eq!(r.registered_names().last(), Some(&"simulator"));
+        let off = config("[openkeel]\nenable_simulator_driver = false\n");
+        assert!(driver_registry(&off, None)
+            .unwrap()
+            .registered_names()
+            .is_empty());
     }
 }

@@ -96,7 +96,7 @@ pub async fn start_api(opts: ServiceOptions) -> Result<RunningApi, StartError> {
     let enforcer = allinone::policy(config, &opts.config_dirs)?;
     // The API validates templates against the drivers the conductor offers: the same
     // registry, built from the same configuration.
-    let drivers = allinone::driver_registry(config);
+    let drivers = allinone::driver_registry(config, Some(&db))?;
     let caller = oslo::client::AmqpCaller::new(settings, config.conductor.topic.clone());
     let conductor: Arc<dyn openkeel_rpc::ConductorApi> =
         Arc::new(openkeel_rpc::remote::RemoteConductor::new(caller));

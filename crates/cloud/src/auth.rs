@@ -50,6 +50,25 @@ pub(crate) enum SessionError {
     Authorization(String),
     /// Any other keystoneauth client error (`unexpected client error occurred: <msg>`).
     Client(String),
+    /// Keystone could not be reached, timed out or answered 5xx: the same text as
+    /// [`SessionError::Client`] for Magnum's callers, but worth retrying.
+    Unavailable(String),
+}
+
+impl SessionError {
+    /// Whether retrying later may succeed (Keystone unreachable, a timeout, a 5xx).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, SessionError::Unavailable(_))
+    }
+}
+
+/// A failed Keystone answer: 5xx and 429 are worth retrying, the rest are not.
+fn answer_error(resp: &crate::http::Response) -> SessionError {
+    if resp.status >= 500 || resp.status == 429 {
+        SessionError::Unavailable(resp.keystoneauth_error())
+    } else {
+        SessionError::Client(resp.keystoneauth_error())
+    }
 }
 
 struct CachedToken {
@@ -157,9 +176,9 @@ impl Authenticator {
                 None,
             )
             .await
-            .map_err(|e| SessionError::Client(e.to_string()))?;
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?;
         if !resp.is_success() {
-            return Err(SessionError::Client(resp.keystoneauth_error()));
+            return Err(answer_error(&resp));
         }
         let body = resp.json();
         if body.get("token").is_none() {
@@ -198,9 +217,9 @@ impl Authenticator {
             .http
             .send(Method::POST, &url, &[], Some(&body))
             .await
-            .map_err(|e| SessionError::Client(e.to_string()))?;
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?;
         if !resp.is_success() {
-            return Err(SessionError::Client(resp.keystoneauth_error()));
+            return Err(answer_error(&resp));
         }
         let token = resp
             .header("x-subject-token")

@@ -545,7 +545,9 @@ impl AuthToken {
         self.service.session(&admin).await.map_err(|e| {
             FetchError::Unavailable(match e {
                 SessionError::NoCredentials => "no service credentials".to_string(),
-                SessionError::Authorization(m) | SessionError::Client(m) => m,
+                SessionError::Authorization(m)
+                | SessionError::Client(m)
+                | SessionError::Unavailable(m) => m,
             })
         })
     }

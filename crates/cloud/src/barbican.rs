@@ -122,7 +122,8 @@ impl BarbicanClient {
                     "Keystone API connection failed: no password or token found.".to_string()
                 }
                 crate::auth::SessionError::Authorization(m)
-                | crate::auth::SessionError::Client(m) => m,
+                | crate::auth::SessionError::Client(m)
+                | crate::auth::SessionError::Unavailable(m) => m,
             })
         })?;
         let endpoint = session

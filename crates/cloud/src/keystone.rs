@@ -63,11 +63,12 @@ const GLANCE_BASE_KEYS: &[&str] = &[
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Service {
+pub(crate) enum Service {
     Glance,
     Nova,
     Neutron,
     Identity,
+    Cinder,
 }
 
 impl Service {
@@ -78,6 +79,7 @@ impl Service {
             Service::Nova => "nova",
             Service::Neutron => "neutron",
             Service::Identity => "keystone",
+            Service::Cinder => "cinder",
         }
     }
 
@@ -87,6 +89,7 @@ impl Service {
             Service::Nova => "compute",
             Service::Neutron => "network",
             Service::Identity => "identity",
+            Service::Cinder => "block-storage",
         }
     }
 
@@ -99,29 +102,111 @@ impl Service {
 }
 
 /// A client for one service: the token to send and the versioned API root.
-struct Conn {
-    token: String,
-    base: Url,
-    service_token: bool,
+pub(crate) struct Conn {
+    pub token: String,
+    pub base: Url,
+    pub service_token: bool,
+}
+
+/// A failed call, typed by whether retrying may help; Magnum's error when it reaches the
+/// API ([`CallError::into_magnum`]), a driver error in the conductor
+/// ([`CallError::into_driver`]).
+pub(crate) enum CallError {
+    /// The client could not be built (session, catalogue).
+    Build { svc: Service, err: SessionError },
+    /// The service answered an error or could not be reached.
+    Failure(Failure),
+    /// A Magnum error the look-up itself raises (not found, duplicates).
+    Magnum(MagnumError),
+}
+
+impl From<Failure> for CallError {
+    fn from(f: Failure) -> Self {
+        CallError::Failure(f)
+    }
+}
+
+impl From<MagnumError> for CallError {
+    fn from(e: MagnumError) -> Self {
+        CallError::Magnum(e)
+    }
+}
+
+impl CallError {
+    pub(crate) fn is_transient(&self) -> bool {
+        match self {
+            CallError::Build { err, .. } => err.is_transient(),
+            CallError::Failure(f) => f.is_transient(),
+            CallError::Magnum(_) => false,
+        }
+    }
+
+    pub(crate) fn into_magnum(self) -> MagnumError {
+        match self {
+            CallError::Build { svc, err } => KeystoneCloud::build_error(svc, err),
+            CallError::Failure(f) => f.into_error(),
+            CallError::Magnum(e) => e,
+        }
+    }
+
+    pub(crate) fn into_driver(self) -> openkeel_drivers::DriverError {
+        if self.is_transient() {
+            openkeel_drivers::DriverError::transient(self.into_magnum().message().to_string())
+        } else {
+            openkeel_drivers::DriverError::permanent(self.into_magnum())
+        }
+    }
+}
+
+/// The catalogue endpoint of `svc` (Cinder under any of its service types, as keystoneauth
+/// matches `block-storage` with its aliases `volumev3` and `volume`).
+fn endpoint_for(session: &Session, svc: Service, cs: &ClientSettings) -> Result<String, String> {
+    let types: &[&str] = match svc {
+        Service::Cinder => &["block-storage", "volumev3", "volume"],
+        other => &[other.service_type()],
+    };
+    let mut first_err = None;
+    for t in types {
+        match session
+            .catalog
+            .endpoint(t, &cs.endpoint_type, cs.region_name.as_deref())
+        {
+            Ok(e) => return Ok(e.url),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_err.unwrap_or_default())
 }
 
 /// Why a call failed after the client was built.
-enum Failure {
+pub(crate) enum Failure {
     Http(Box<Response>),
     Transport(TransportError),
     Invalid(String),
 }
 
 impl Failure {
-    fn status(&self) -> Option<u16> {
+    pub(crate) fn status(&self) -> Option<u16> {
         match self {
             Failure::Http(r) => Some(r.status),
             _ => None,
         }
     }
 
+    /// Whether retrying later may succeed: the service could not be reached or timed out,
+    /// or answered 5xx, 409 or 429.
+    pub(crate) fn is_transient(&self) -> bool {
+        match self {
+            Failure::Http(r) => r.status >= 500 || r.status == 409 || r.status == 429,
+            Failure::Transport(_) => true,
+            Failure::Invalid(_) => false,
+        }
+    }
+
     /// The 500 Magnum gives for an SDK error it does not catch.
-    fn into_error(self) -> MagnumError {
+    pub(crate) fn into_error(self) -> MagnumError {
         match self {
             Failure::Http(r) => MagnumError::internal(r.sdk_error()),
             Failure::Transport(t) => MagnumError::internal(t.to_string()),
@@ -170,6 +255,7 @@ impl KeystoneCloud {
             Service::Nova => &self.settings.nova_client,
             Service::Neutron => &self.settings.neutron_client,
             Service::Identity => &self.settings.identity_client,
+            Service::Cinder => &self.settings.cinder_client,
         }
     }
 
@@ -189,7 +275,9 @@ impl KeystoneCloud {
                 );
             }
             SessionError::Authorization(m) => ("reason: ", m),
-            SessionError::Client(m) => ("unexpected client error occurred: ", m),
+            SessionError::Client(m) | SessionError::Unavailable(m) => {
+                ("unexpected client error occurred: ", m)
+            }
         };
         if svc.wrapped() {
             MagnumError::new(
@@ -205,27 +293,34 @@ impl KeystoneCloud {
     }
 
     /// Build the client for `svc`: session, catalogue endpoint, versioned root.
-    async fn connect(&self, ctx: &RequestContext, svc: Service) -> Result<Conn, MagnumError> {
+    pub(crate) async fn connect(
+        &self,
+        ctx: &RequestContext,
+        svc: Service,
+    ) -> Result<Conn, CallError> {
         let session: Session = self
             .auth
             .session(ctx)
             .await
-            .map_err(|e| Self::build_error(svc, e))?;
+            .map_err(|err| CallError::Build { svc, err })?;
         let cs = self.client_settings(svc);
-        let endpoint = match session.catalog.endpoint(
-            svc.service_type(),
-            &cs.endpoint_type,
-            cs.region_name.as_deref(),
-        ) {
-            Ok(e) => e.url,
+        let endpoint = match endpoint_for(&session, svc, cs) {
+            Ok(e) => e,
             // The identity service may be missing from the catalogue: its URL is the auth URL.
             Err(e) => match (svc, self.settings.auth_url()) {
                 (Service::Identity, Some(u)) if !session.catalog.is_empty() => u.to_string(),
-                _ => return Err(Self::build_error(svc, SessionError::Client(e))),
+                _ => {
+                    return Err(CallError::Build {
+                        svc,
+                        err: SessionError::Client(e),
+                    })
+                }
             },
         };
-        let base = versioned_root(svc, &endpoint)
-            .map_err(|e| Self::build_error(svc, SessionError::Client(e)))?;
+        let base = versioned_root(svc, &endpoint).map_err(|e| CallError::Build {
+            svc,
+            err: SessionError::Client(e),
+        })?;
         Ok(Conn {
             token: session.token,
             base,
@@ -233,10 +328,47 @@ impl KeystoneCloud {
         })
     }
 
-    async fn get(&self, conn: &Conn, url: &Url) -> Result<Response, Failure> {
+    /// The catalogue URL of `service_type` for `interface` (any region), with the caller's
+    /// session: keystoneauth's `session.get_endpoint(service_type=..., interface=...)`.
+    pub(crate) async fn catalog_url(
+        &self,
+        ctx: &RequestContext,
+        service_type: &str,
+        interface: &str,
+        region_name: Option<&str>,
+    ) -> Result<String, CallError> {
+        let session: Session = self
+            .auth
+            .session(ctx)
+            .await
+            .map_err(|err| CallError::Build {
+                svc: Service::Identity,
+                err,
+            })?;
+        session
+            .catalog
+            .endpoint(service_type, interface, region_name)
+            .map(|e| e.url)
+            .map_err(|e| CallError::Build {
+                svc: Service::Identity,
+                err: SessionError::Client(e),
+            })
+    }
+
+    /// Send one request with the connection's token (and `extra` headers).
+    pub(crate) async fn send(
+        &self,
+        conn: &Conn,
+        method: Method,
+        url: &Url,
+        extra: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> Result<Response, Failure> {
+        let mut headers: Vec<(&str, &str)> = vec![("X-Auth-Token", &conn.token)];
+        headers.extend_from_slice(extra);
         let resp = self
             .http
-            .send(Method::GET, url, &[("X-Auth-Token", &conn.token)], None)
+            .send(method, url, &headers, body)
             .await
             .map_err(Failure::Transport)?;
         if resp.status == 401 && conn.service_token {
@@ -245,8 +377,17 @@ impl KeystoneCloud {
         Ok(resp)
     }
 
+    pub(crate) async fn get(&self, conn: &Conn, url: &Url) -> Result<Response, Failure> {
+        self.send(conn, Method::GET, url, &[], None).await
+    }
+
     /// GET a list and follow its `next` links; `key` names the list in the body.
-    async fn list(&self, conn: &Conn, first: Url, key: &str) -> Result<Vec<Value>, Failure> {
+    pub(crate) async fn list(
+        &self,
+        conn: &Conn,
+        first: Url,
+        key: &str,
+    ) -> Result<Vec<Value>, Failure> {
         let mut out = Vec::new();
         let mut next = Some(first);
         let mut pages = 0;
@@ -301,6 +442,8 @@ fn versioned_root(svc: Service, endpoint: &str) -> Result<Url, String> {
         Service::Glance => (segs.last().is_some_and(|s| is_version(s, "v2")), "v2"),
         Service::Nova => (segs.iter().any(|s| is_version(s, "v2")), "v2.1"),
         Service::Neutron => (segs.last().is_some_and(|s| is_version(s, "v2")), "v2.0"),
+        // `…/v3/<project>` and `…/v3` are used as they are.
+        Service::Cinder => (segs.iter().any(|s| is_version(s, "v3")), "v3"),
         Service::Identity => (true, ""),
     };
     if let Ok(mut p) = url.path_segments_mut() {
@@ -313,7 +456,7 @@ fn versioned_root(svc: Service, endpoint: &str) -> Result<Url, String> {
     Ok(url)
 }
 
-fn join(base: &Url, segments: &[&str]) -> Url {
+pub(crate) fn join(base: &Url, segments: &[&str]) -> Url {
     let mut url = base.clone();
     if let Ok(mut p) = url.path_segments_mut() {
         p.pop_if_empty();
@@ -417,41 +560,42 @@ fn named_from_json(v: &Value) -> Option<NamedResource> {
     })
 }
 
-#[async_trait]
-impl Cloud for KeystoneCloud {
-    async fn find_image(
+/// The look-ups with typed errors ([`Cloud`] and the driver's `DriverCloud` share them).
+impl KeystoneCloud {
+    pub(crate) async fn find_image_call(
         &self,
         ctx: &RequestContext,
         name_or_id: &str,
-    ) -> Result<Image, MagnumError> {
+    ) -> Result<Image, CallError> {
         let conn = self.connect(ctx, Service::Glance).await?;
         let not_found = || MagnumError::new(ErrorKind::ImageNotFound, &[("image_id", &name_or_id)]);
         // openstacksdk's find: first as an id, whatever it looks like.
         if !name_or_id.is_empty() {
             let url = join(&conn.base, &["images", name_or_id]);
-            let resp = self.get(&conn, &url).await.map_err(Failure::into_error)?;
+            let resp = self.get(&conn, &url).await?;
             match resp.status {
                 200..=299 => {
                     return image_from_json(&resp.json()).ok_or_else(|| {
-                        MagnumError::internal(format!("{} answered without an image", resp.url))
+                        Failure::Invalid(format!("{} answered without an image", resp.url)).into()
                     })
                 }
                 400 | 403 | 404 => {}
-                _ => return Err(Failure::Http(Box::new(resp)).into_error()),
+                _ => return Err(Failure::Http(Box::new(resp)).into()),
             }
         }
         let mut url = join(&conn.base, &["images"]);
         url.query_pairs_mut().append_pair("name", name_or_id);
         let items = match self.list(&conn, url, "images").await {
             Ok(items) => items,
-            Err(f) if f.status() == Some(404) => return Err(not_found()),
+            Err(f) if f.status() == Some(404) => return Err(not_found().into()),
             Err(f) if f.status() == Some(403) => {
                 return Err(MagnumError::new(
                     ErrorKind::ImageNotAuthorized,
                     &[("image_id", &name_or_id)],
-                ))
+                )
+                .into())
             }
-            Err(f) => return Err(f.into_error()),
+            Err(f) => return Err(f.into()),
         };
         let mut matches = items
             .iter()
@@ -464,65 +608,128 @@ impl Cloud for KeystoneCloud {
                 format!(
                     "Multiple images exist with same name '{name_or_id}'. Please use the image ID instead."
                 ),
-            ));
+            )
+            .into());
         }
         Ok(first)
     }
 
-    async fn list_flavors(&self, ctx: &RequestContext) -> Result<Vec<Flavor>, MagnumError> {
+    pub(crate) async fn list_flavors_call(
+        &self,
+        ctx: &RequestContext,
+    ) -> Result<Vec<Flavor>, CallError> {
         let conn = self.connect(ctx, Service::Nova).await?;
         let mut url = join(&conn.base, &["flavors", "detail"]);
         url.query_pairs_mut().append_pair("is_public", "None");
-        let items = self
-            .list(&conn, url, "flavors")
-            .await
-            .map_err(Failure::into_error)?;
+        let items = self.list(&conn, url, "flavors").await?;
         Ok(items.iter().filter_map(flavor_from_json).collect())
     }
 
-    async fn keypair_exists(&self, ctx: &RequestContext, name: &str) -> Result<bool, MagnumError> {
+    pub(crate) async fn keypair_exists_call(
+        &self,
+        ctx: &RequestContext,
+        name: &str,
+    ) -> Result<bool, CallError> {
         let conn = self.connect(ctx, Service::Nova).await?;
         let url = join(&conn.base, &["os-keypairs", name]);
-        let resp = self.get(&conn, &url).await.map_err(Failure::into_error)?;
+        let resp = self.get(&conn, &url).await?;
         match resp.status {
             200..=299 => Ok(true),
             404 => Ok(false),
-            _ => Err(Failure::Http(Box::new(resp)).into_error()),
+            _ => Err(Failure::Http(Box::new(resp)).into()),
         }
+    }
+
+    pub(crate) async fn list_external_networks_call(
+        &self,
+        ctx: &RequestContext,
+    ) -> Result<Vec<NamedResource>, CallError> {
+        let conn = self.connect(ctx, Service::Neutron).await?;
+        let mut url = join(&conn.base, &["networks"]);
+        url.query_pairs_mut().append_pair("router:external", "True");
+        let items = self.list(&conn, url, "networks").await?;
+        Ok(items.iter().filter_map(named_from_json).collect())
+    }
+
+    pub(crate) async fn list_networks_call(
+        &self,
+        ctx: &RequestContext,
+    ) -> Result<Vec<NamedResource>, CallError> {
+        let conn = self.connect(ctx, Service::Neutron).await?;
+        let url = join(&conn.base, &["networks"]);
+        let items = self.list(&conn, url, "networks").await?;
+        Ok(items.iter().filter_map(named_from_json).collect())
+    }
+
+    pub(crate) async fn list_subnets_call(
+        &self,
+        ctx: &RequestContext,
+    ) -> Result<Vec<NamedResource>, CallError> {
+        let conn = self.connect(ctx, Service::Neutron).await?;
+        let url = join(&conn.base, &["subnets"]);
+        let items = self.list(&conn, url, "subnets").await?;
+        Ok(items.iter().filter_map(named_from_json).collect())
+    }
+
+    pub(crate) async fn project_exists_call(
+        &self,
+        ctx: &RequestContext,
+        project_id: &str,
+    ) -> Result<bool, CallError> {
+        let conn = self.connect(ctx, Service::Identity).await?;
+        let url = join(&conn.base, &["projects", project_id]);
+        let resp = self.get(&conn, &url).await?;
+        match resp.status {
+            200..=299 => Ok(true),
+            404 => Ok(false),
+            _ => Err(Failure::Http(Box::new(resp)).into()),
+        }
+    }
+}
+
+#[async_trait]
+impl Cloud for KeystoneCloud {
+    async fn find_image(
+        &self,
+        ctx: &RequestContext,
+        name_or_id: &str,
+    ) -> Result<Image, MagnumError> {
+        self.find_image_call(ctx, name_or_id)
+            .await
+            .map_err(CallError::into_magnum)
+    }
+
+    async fn list_flavors(&self, ctx: &RequestContext) -> Result<Vec<Flavor>, MagnumError> {
+        self.list_flavors_call(ctx)
+            .await
+            .map_err(CallError::into_magnum)
+    }
+
+    async fn keypair_exists(&self, ctx: &RequestContext, name: &str) -> Result<bool, MagnumError> {
+        self.keypair_exists_call(ctx, name)
+            .await
+            .map_err(CallError::into_magnum)
     }
 
     async fn list_external_networks(
         &self,
         ctx: &RequestContext,
     ) -> Result<Vec<NamedResource>, MagnumError> {
-        let conn = self.connect(ctx, Service::Neutron).await?;
-        let mut url = join(&conn.base, &["networks"]);
-        url.query_pairs_mut().append_pair("router:external", "True");
-        let items = self
-            .list(&conn, url, "networks")
+        self.list_external_networks_call(ctx)
             .await
-            .map_err(Failure::into_error)?;
-        Ok(items.iter().filter_map(named_from_json).collect())
+            .map_err(CallError::into_magnum)
     }
 
     async fn list_networks(&self, ctx: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        let conn = self.connect(ctx, Service::Neutron).await?;
-        let url = join(&conn.base, &["networks"]);
-        let items = self
-            .list(&conn, url, "networks")
+        self.list_networks_call(ctx)
             .await
-            .map_err(Failure::into_error)?;
-        Ok(items.iter().filter_map(named_from_json).collect())
+            .map_err(CallError::into_magnum)
     }
 
     async fn list_subnets(&self, ctx: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        let conn = self.connect(ctx, Service::Neutron).await?;
-        let url = join(&conn.base, &["subnets"]);
-        let items = self
-            .list(&conn, url, "subnets")
+        self.list_subnets_call(ctx)
             .await
-            .map_err(Failure::into_error)?;
-        Ok(items.iter().filter_map(named_from_json).collect())
+            .map_err(CallError::into_magnum)
     }
 
     async fn project_exists(
@@ -530,14 +737,9 @@ impl Cloud for KeystoneCloud {
         ctx: &RequestContext,
         project_id: &str,
     ) -> Result<bool, MagnumError> {
-        let conn = self.connect(ctx, Service::Identity).await?;
-        let url = join(&conn.base, &["projects", project_id]);
-        let resp = self.get(&conn, &url).await.map_err(Failure::into_error)?;
-        match resp.status {
-            200..=299 => Ok(true),
-            404 => Ok(false),
-            _ => Err(Failure::Http(Box::new(resp)).into_error()),
-        }
+        self.project_exists_call(ctx, project_id)
+            .await
+            .map_err(CallError::into_magnum)
     }
 }
 

@@ -10,6 +10,9 @@
 //! * [`SimulatedCloud`] is the embedded default's cloud: no OpenStack, a small built-in
 //!   catalogue that lets valid requests through and keeps Magnum's error paths reachable (see
 //!   [`simulated`] and `docs/simulator.md`).
+//! * [`driver`] gives the Cluster API driver what it needs from the cloud
+//!   (`openkeel_drivers::deps::DriverCloud` for both clouds, Keystone application
+//!   credentials).
 //! * [`validate`] holds the checks Magnum's API runs (`validate_image`, `validate_flavor`,
 //!   `validate_flavor_root_volume_size`, `validate_keypair`, `validate_external_network`,
 //!   `validate_fixed_network`, `validate_fixed_subnet`, `validate_project`, the driver-image
@@ -23,6 +26,7 @@ mod auth;
 pub mod authtoken;
 pub mod barbican;
 pub mod catalog;
+pub mod driver;
 mod http;
 pub mod keystone;
 pub mod settings;
@@ -30,6 +34,7 @@ pub mod simulated;
 pub mod validate;
 
 pub use barbican::BarbicanClient;
+pub use driver::{ApplicationCredentialSettings, KeystoneApplicationCredentials};
 pub use keystone::KeystoneCloud;
 pub use settings::{ClientSettings, CloudSettings, KeystoneAuthSettings};
 pub use simulated::SimulatedCloud;

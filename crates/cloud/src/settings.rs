@@ -98,6 +98,9 @@ pub struct CloudSettings {
     pub nova_client: ClientSettings,
     /// `[neutron_client]`.
     pub neutron_client: ClientSettings,
+    /// `[cinder_client]` (the Cluster API driver's volume types; `block-storage` in the
+    /// catalogue, or its aliases `volumev3` / `volume`).
+    pub cinder_client: ClientSettings,
     /// The identity endpoint for `get_project`. Magnum has no option for it: openstacksdk's
     /// defaults apply (interface `public`, any region), which is this field's default.
     pub identity_client: ClientSettings,
@@ -115,6 +118,7 @@ impl Default for CloudSettings {
             glance_client: ClientSettings::default(),
             nova_client: ClientSettings::default(),
             neutron_client: ClientSettings::default(),
+            cinder_client: ClientSettings::default(),
             identity_client: ClientSettings {
                 region_name: None,
                 endpoint_type: "public".to_string(),

@@ -18,6 +18,9 @@
 //!   network, and any name or id as a fixed subnet (`private-subnet` and `public-subnet` are
 //!   listed); only `public` is an external network.
 //! * **projects**: every project exists.
+//! * for the Cluster API driver (`openkeel_drivers::deps::DriverCloud`, in [`crate::driver`]):
+//!   Cinder's default volume type is `__DEFAULT__`; every server group exists, with a stable
+//!   id per project and name, and deleting one always succeeds.
 
 use async_trait::async_trait;
 use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};
@@ -61,8 +64,16 @@ impl SimulatedCloud {
         ("7c4d2e1f-3a5b-4c6d-9e8f-000000000002", "public-subnet"),
     ];
 
+    /// Cinder's default volume type in the simulated cloud (Cinder's own default name).
+    pub const DEFAULT_VOLUME_TYPE: &'static str = "__DEFAULT__";
+
     pub fn new() -> Self {
         SimulatedCloud
+    }
+
+    /// The id the simulated Nova gives the server group `name` of `project` (stable).
+    pub fn server_group_id(project: &str, name: &str) -> String {
+        Self::synthetic_id(b'g', &format!("{project}/{name}"))
     }
 
     /// The `os_distro` the simulated Glance gives an image of this name.

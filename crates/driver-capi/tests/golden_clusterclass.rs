@@ -33,7 +33,9 @@ async fn oracle() -> Option<Oracle> {
         .join("tests")
         .join("python")
         .join("capi_golden_clusterclass.py");
+    let venv = openkeel_tests::venv()?;
     let probe = tokio::process::Command::new(&python)
+        .env("PYTHONPATH", openkeel_tests::capi_site(&venv))
         .args(["-c", "import magnum_cluster_api.magnum_cluster_api"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -43,7 +45,7 @@ async fn oracle() -> Option<Oracle> {
     if !probe.success() {
         let why = format!(
             "magnum-cluster-api is not installed in the test venv {} \
-             (tests/python/requirements-magnum.txt; tests/run.sh installs it)",
+             (tests/python/requirements-capi.txt; tests/run.sh installs it)",
             python.display()
         );
         if openkeel_tests::in_ci() {

@@ -206,10 +206,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let registry = openkeel_drivers::DriverRegistry::builtin(
-        openkeel::allinone::driver_settings(&config),
-        config.openkeel.enable_simulator_driver,
-    );
+    // The registry the conductor and the API build (no database: listing needs none).
+    let registry = match openkeel::allinone::driver_registry(&config, None) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("openkeel-driver-manage: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut headers = vec!["Name"];
     if details {
         headers.extend(["Server_Type", "OS", "COE"]);
