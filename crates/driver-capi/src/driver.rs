@@ -157,18 +157,21 @@ impl std::fmt::Debug for CapiDriver {
     }
 }
 
+/// Entry-point names with their drivers, in registration order.
+pub type EntryPoints = Vec<(String, Arc<dyn Driver>)>;
+
 /// The entry points of magnum-cluster-api, named and typed as it registers them, sharing one
 /// driver built from `config` and `deps`.
 pub fn entry_points(
     config: &Config,
     deps: DriverDeps,
-) -> Result<Vec<(String, Arc<dyn Driver>)>, MagnumError> {
+) -> Result<EntryPoints, MagnumError> {
     let inner = Arc::new(CapiDriver::new(Settings::from_config(config), deps));
     Ok(entry_points_for(inner))
 }
 
 /// The five entry points over one driver.
-pub fn entry_points_for(inner: Arc<CapiDriver>) -> Vec<(String, Arc<dyn Driver>)> {
+pub fn entry_points_for(inner: Arc<CapiDriver>) -> EntryPoints {
     ENTRY_POINTS
         .iter()
         .map(|(name, os)| {
