@@ -73,6 +73,30 @@ pub trait DriverCatalog: Send + Sync + 'static {
         base_validate_master_size(master_count)
     }
 
+    /// OpenKeel's create-time check by the driver that will build the cluster
+    /// (`get_driver_for_cluster`: the template's type and `driver`): what it would only find
+    /// out later is a 400 with nothing written. Default: nothing to check.
+    fn validate_cluster_create(
+        &self,
+        template: &openkeel_core::objects::ClusterTemplate,
+        cluster: &openkeel_core::objects::Cluster,
+        master_count: i64,
+    ) -> Result<(), MagnumError> {
+        let _ = (template, cluster, master_count);
+        Ok(())
+    }
+
+    /// OpenKeel's nodegroup-create check by the cluster's driver. Default: nothing to check.
+    fn validate_nodegroup_create(
+        &self,
+        template: &openkeel_core::objects::ClusterTemplate,
+        cluster: &openkeel_core::objects::Cluster,
+        nodegroup: &openkeel_core::objects::NodeGroup,
+    ) -> Result<(), MagnumError> {
+        let _ = (template, cluster, nodegroup);
+        Ok(())
+    }
+
     /// The resize of a master nodegroup: `get_driver_for_cluster` (the template's type and
     /// `driver`) and its `validate_master_resize(node_count)`. The default is the base
     /// driver's refusal.
@@ -144,6 +168,28 @@ impl DriverCatalog for openkeel_drivers::DriverRegistry {
             |d, n| d.validate_master_size(n),
             base_validate_master_size,
         )
+    }
+
+    fn validate_cluster_create(
+        &self,
+        template: &openkeel_core::objects::ClusterTemplate,
+        cluster: &openkeel_core::objects::Cluster,
+        master_count: i64,
+    ) -> Result<(), MagnumError> {
+        // A count the database cannot hold was refused by validate_master_size already.
+        let n = i32::try_from(master_count).unwrap_or(i32::MAX);
+        self.get_driver_for_template(template)?
+            .validate_cluster_create(cluster, template, n)
+    }
+
+    fn validate_nodegroup_create(
+        &self,
+        template: &openkeel_core::objects::ClusterTemplate,
+        cluster: &openkeel_core::objects::Cluster,
+        nodegroup: &openkeel_core::objects::NodeGroup,
+    ) -> Result<(), MagnumError> {
+        self.get_driver_for_template(template)?
+            .validate_nodegroup_create(cluster, nodegroup)
     }
 
     fn validate_master_resize(

@@ -222,59 +222,6 @@ pub fn conductor_settings(config: &Config) -> openkeel_conductor::ConductorSetti
     }
 }
 
-/// The driver registry as the API's template validation sees it.
-pub struct RegistryCatalog(pub Arc<openkeel_drivers::DriverRegistry>);
-
-impl openkeel_api::validation::DriverCatalog for RegistryCatalog {
-    fn supports(
-        &self,
-        server_type: Option<&str>,
-        os: Option<&str>,
-        coe: Option<&str>,
-        driver: Option<&str>,
-    ) -> Result<(), openkeel_core::error::MagnumError> {
-        self.0.get_driver(server_type, os, coe, driver).map(|_| ())
-    }
-
-    fn default_driver(&self) -> Result<Option<String>, openkeel_core::error::MagnumError> {
-        self.0.get_default_driver()
-    }
-
-    fn validate_master_size(
-        &self,
-        server_type: Option<&str>,
-        os: Option<&str>,
-        coe: Option<&str>,
-        master_count: i64,
-    ) -> Result<(), openkeel_core::error::MagnumError> {
-        openkeel_api::validation::DriverCatalog::validate_master_size(
-            self.0.as_ref(),
-            server_type,
-            os,
-            coe,
-            master_count,
-        )
-    }
-
-    fn validate_master_resize(
-        &self,
-        server_type: Option<&str>,
-        os: Option<&str>,
-        coe: Option<&str>,
-        driver: Option<&str>,
-        node_count: i64,
-    ) -> Result<(), openkeel_core::error::MagnumError> {
-        openkeel_api::validation::DriverCatalog::validate_master_resize(
-            self.0.as_ref(),
-            server_type,
-            os,
-            coe,
-            driver,
-            node_count,
-        )
-    }
-}
-
 /// The OpenStack clients' settings: `[keystone_auth]`, `[keystone_authtoken]
 /// www_authenticate_uri`, `[glance_client]`, `[nova_client]`, `[neutron_client]`.
 pub fn cloud_settings(config: &Config) -> openkeel_cloud::CloudSettings {
@@ -559,7 +506,7 @@ pub fn api_state(
         db: Some(db.clone()),
         conductor: Some(conductor),
         cloud: Some(cloud),
-        drivers: Some(Arc::new(RegistryCatalog(drivers.clone()))),
+        drivers: Some(drivers.clone()),
         template_settings: template_settings(config),
         clusters: openkeel_api::resources::clusters::ClusterSettings::from_config(config),
         service_down_time: config.default.service_down_time.max(0) as u64,

@@ -12,26 +12,11 @@ pub fn cloud_config_secret_name(stack_id: &str) -> String {
     format!("{stack_id}-cloud-config")
 }
 
-/// Standard base64 with padding (`oslo_serialization.base64.encode_as_text`).
+/// Standard base64 with padding (`oslo_serialization.base64.encode_as_text`, cloud-init's
+/// `encoding: base64`).
 pub fn base64(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(T[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(data)
 }
 
 /// The application credential and cloud facts `<stack_id>-cloud-config` is made of.

@@ -650,6 +650,10 @@ async fn quota_checked_create(
 
     // The object sent to the conductor, with exactly the fields Magnum sets.
     let (obj, create_timeout) = new_cluster(ctx, &c)?;
+    // OpenKeel: the driver refuses now what it would only find out in the conductor.
+    if let Some(drivers) = &state.drivers {
+        drivers.validate_cluster_create(template, &obj.data, master_count)?;
+    }
     let uuid = obj.data.uuid.clone().unwrap_or_default();
     // A null node_count is coerced to the nodegroup default (1) by the conductor's objects.
     let node_count = as_i32(node_count.as_ref()).unwrap_or(1);

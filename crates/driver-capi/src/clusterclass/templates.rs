@@ -47,27 +47,7 @@ pub(super) fn metadata(name: &str, namespace: &str) -> Value {
     json!({"name": name, "namespace": namespace})
 }
 
-/// Standard base64 (RFC 4648, with padding), as cloud-init's `encoding: base64` reads it.
-pub(super) fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 0x3f) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+use crate::secrets::base64;
 
 /// The node registration of `kubeadm init` / `kubeadm join`: cloud-init's hostname, and the
 /// external cloud provider (the OpenStack CCM).

@@ -456,6 +456,11 @@ async fn create(
         ctx.project_id.clone().map_or(PyValue::None, PyValue::Str),
     );
     let (obj, set) = new_nodegroup(&f)?;
+    // OpenKeel: the driver refuses now what it would only find out in the conductor.
+    if let Some(drivers) = &state.drivers {
+        let template = cluster_template_of(state, &ctx, &cluster).await?;
+        drivers.validate_nodegroup_create(&template, &cluster, &obj.data)?;
+    }
     let body = view::ng_full(&set, cluster.labels.as_ref(), &req.host_url);
     let new_uuid = obj.data.uuid.clone();
     conductor(state)?
