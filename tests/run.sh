@@ -12,15 +12,19 @@
 #     under $OPENKEEL_TEST_HOME (default /var/tmp/openkeel-test), or reuses the ones of
 #     that home that already run, and creates the users openkeel/openkeel;
 #     starts the real Barbican 23.0.0 (tests/services/barbican.sh: own venv, 127.0.0.1:29311);
+#     builds (cached in ~/.cache/openkeel-kapi, a cold build takes ~25 min on 2 cores) and starts
+#     a real kube-apiserver + etcd with the Cluster API core manager and the CAPI/CAPO CRDs
+#     (tests/services/kapi.sh, 127.0.0.1:26443), before cargo builds anything;
 #  3. exports OPENKEEL_TEST_MYSQL_URL, OPENKEEL_TEST_RABBIT_URL, OPENKEEL_TEST_VENV,
-#     OPENKEEL_TEST_BARBICAN_URL and runs
+#     OPENKEEL_TEST_BARBICAN_URL, OPENKEEL_TEST_KUBECONFIG and runs
 #     cargo fmt --check, cargo clippy -D warnings and cargo test --workspace (extra
 #     arguments go to cargo test; with -p/--package they replace --workspace);
 #  4. stops on exit what it started (nothing else), unless OPENKEEL_TEST_KEEP_SERVICES=1.
 #
 # With CI=true (.ci/run) every service is mandatory: one that cannot be installed or
 # started fails the run at once. Elsewhere it is a loud warning and the tests that need it
-# skip. Other knobs: OPENKEEL_TEST_SKIP_SERVICES=1, OPENKEEL_TEST_SKIP_LINT=1 (not in CI),
+# skip. Other knobs: OPENKEEL_TEST_SKIP_SERVICES=1, OPENKEEL_TEST_SKIP_LINT=1,
+# OPENKEEL_TEST_SKIP_KAPI=1 (no Kubernetes API: saves the cold Go build; none of them in CI),
 # the ports in tests/services/lib.sh, CARGO_TERM_COLOR. See docs/testing.md.
 set -euo pipefail
 OK_PROG=run.sh
@@ -80,6 +84,7 @@ service_missing() {
 REGISTERED=0
 REUSED=""
 BARBICAN_BY_RUN=0
+KAPI_BY_RUN=0
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
@@ -122,6 +127,16 @@ cleanup() {
     fi
     if [ "$BARBICAN_BY_RUN" = 1 ] && [ "$KEEP" != 1 ] && [ -z "$(ok_other_users)" ]; then
         tests/services/barbican.sh stop || true
+    fi
+    if [ "$KAPI_BY_RUN" = 1 ] && [ "$KEEP" != 1 ] && [ -z "$(ok_other_users)" ]; then
+        local kstart=$SECONDS
+        if tests/services/kapi.sh stop; then
+            record kapi-stop $((SECONDS - kstart)) ok
+        else
+            record kapi-stop $((SECONDS - kstart)) FAILED
+        fi
+    elif [ "$KAPI_BY_RUN" = 1 ]; then
+        ok_log "leaving the Kubernetes API (kapi) running (tests/services/kapi.sh stop stops it)"
     fi
     [ "$rc" = 0 ] && [ ${#FAILED[@]} -gt 0 ] && rc=1
     summary "$rc"
@@ -234,6 +249,41 @@ setup_services() {
         service_missing "Barbican"
     fi
 
+    # the real Kubernetes API with Cluster API (the Cluster API driver's tests). Its Go build
+    # (cached; cold about 25 min on 2 cores) runs here, before cargo builds anything, so the two
+    # tool chains never compete for the cores
+    if [ "${OPENKEEL_TEST_SKIP_KAPI:-0}" = 1 ]; then
+        ok_in_ci && ok_die "OPENKEEL_TEST_SKIP_KAPI=1 is not allowed in CI"
+        ok_warn "OPENKEEL_TEST_SKIP_KAPI=1: no Kubernetes API; the Cluster API driver's tests will SKIP"
+        unset OPENKEEL_TEST_KUBECONFIG
+    else
+        start=$SECONDS
+        if tests/services/kapi.sh build >/dev/null; then
+            record kapi-build $((SECONDS - start)) ok
+            start=$SECONDS
+            local kout
+            set +e
+            kout=$(tests/services/kapi.sh start)
+            rc=$?
+            set -e
+            if [ "$rc" = 0 ] || [ "$rc" = 10 ]; then
+                record kapi $((SECONDS - start)) "$([ "$rc" = 0 ] && echo started || echo reused)"
+                [ "$rc" = 0 ] && KAPI_BY_RUN=1
+                eval "$kout"
+            else
+                # whatever it started before failing is this run's to stop
+                KAPI_BY_RUN=1
+                record kapi $((SECONDS - start)) FAILED
+                unset OPENKEEL_TEST_KUBECONFIG
+                service_missing "the Kubernetes API with Cluster API (tests/services/kapi.sh)"
+            fi
+        else
+            record kapi-build $((SECONDS - start)) FAILED
+            unset OPENKEEL_TEST_KUBECONFIG
+            service_missing "the Kubernetes API binaries (tests/services/kapi.sh build)"
+        fi
+    fi
+
     start=$SECONDS
     if tests/services/check.sh; then
         record check $((SECONDS - start)) ok
@@ -247,7 +297,7 @@ if [ "${OPENKEEL_TEST_SKIP_SERVICES:-0}" = 1 ]; then
     ok_in_ci && ok_die "OPENKEEL_TEST_SKIP_SERVICES=1 is not allowed in CI"
     ok_warn "OPENKEEL_TEST_SKIP_SERVICES=1: no services; the tests that need them will SKIP"
     unset OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_BARBICAN_URL \
-        OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
+        OPENKEEL_TEST_KUBECONFIG OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
 else
     setup_services
 fi
@@ -255,7 +305,7 @@ fi
 # ------------------------------------------------------------------ cargo
 printf '\n' >&2
 ok_log "environment for the tests:"
-for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_GO OPENKEEL_TEST_BARBICAN_URL CI; do
+for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_GO OPENKEEL_TEST_BARBICAN_URL OPENKEEL_TEST_KUBECONFIG CI; do
     ok_log "  $v=${!v:-(unset)}"
 done
 

@@ -8,6 +8,7 @@
 #                                       magnum and magnum-cluster-api (its Rust extension imports)
 #                                       when tests/python/requirements-magnum.txt exists
 #   Keystone  OPENKEEL_TEST_KEYSTONE_URL a password token for demo, validated by the service user
+#   kapi      OPENKEEL_TEST_KUBECONFIG  /version, a v1beta1 CAPI list, CAPI's admission webhook
 #
 # Exits non-zero naming what failed. Used by tests/run.sh after starting the services.
 set -euo pipefail
@@ -110,5 +111,41 @@ PY
 else
     ok_log "FAILED: OPENKEEL_TEST_KEYSTONE_URL is not set"
     fail=1
+fi
+if [ -n "${OPENKEEL_TEST_KUBECONFIG:-}" ]; then
+    # through the kubeconfig, as the tests: /version, a v1beta1 list (CAPI's CRDs, conversion)
+    # and a v1beta2 dry-run create that CAPI's admission webhook must reject
+    if out=$(python3 - "$OPENKEEL_TEST_KUBECONFIG" <<'PY' 2>&1
+import base64, json, re, ssl, sys, urllib.error, urllib.request
+kc = open(sys.argv[1]).read()
+server = re.search(r"server: (\S+)", kc).group(1)
+ca = base64.b64decode(re.search(r"certificate-authority-data: (\S+)", kc).group(1)).decode()
+token = re.search(r"token: (\S+)", kc).group(1)
+ctx = ssl.create_default_context(cadata=ca)
+def call(path, method="GET", body=None):
+    req = urllib.request.Request(server + path, method=method, data=body,
+                                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=20) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+_, v = call("/version")
+code, _ = call("/apis/cluster.x-k8s.io/v1beta1/clusters?limit=1")
+assert code == 200, "v1beta1 clusters: HTTP %s" % code
+code, st = call("/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters?dryRun=All", "POST", json.dumps(
+    {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "check"},
+     "spec": {"topology": {"classRef": {"name": "x"}, "version": "banana"}}}).encode())
+assert code == 422, "CAPI admission webhook: HTTP %s %s" % (code, st.get("message"))
+print("kube-apiserver %s at %s, CAPI CRDs and webhooks answer" % (v["gitVersion"], server))
+PY
+    ); then
+        ok_log "kapi ok: $out"
+    else
+        ok_log "FAILED kapi ($OPENKEEL_TEST_KUBECONFIG): $out"
+        fail=1
+    fi
+else
+    ok_log "kapi: OPENKEEL_TEST_KUBECONFIG is not set (the Cluster API driver's tests skip)"
 fi
 exit "$fail"

@@ -12,3 +12,4 @@ OK_PROG="env.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ok_env_lines
 "$OK_SERVICES_DIR/barbican.sh" env
+"$OK_SERVICES_DIR/kapi.sh" env

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stop the test services of $OPENKEEL_TEST_HOME (default /var/tmp/openkeel-test): only the
-# processes named in its own pid files (MariaDB, RabbitMQ, Keystone, and epmd if it was started
-# here), never anything by name.
+# processes named in its own pid files (MariaDB, RabbitMQ, Keystone, Barbican, the Kubernetes
+# API of tests/services/kapi.sh, and epmd if it was started here), never anything by name.
 #
 #   stop.sh            refuses while a tests/run.sh is still using them
 #   stop.sh --force    stops them anyway
@@ -31,9 +31,10 @@ ok_keystone_stop
 ok_rabbit_stop
 ok_mysql_stop
 "$OK_SERVICES_DIR/barbican.sh" stop
+"$OK_SERVICES_DIR/kapi.sh" stop
 if [ "$purge" = 1 ]; then
     ok_log "purging service data under $OK_HOME (the venv is kept)"
-    rm -rf "$OK_MDIR" "$OK_RDIR" "$OK_LOGS" "$OK_KS_DIR" "$OK_HOME/barbican/barbican.sqlite"
+    rm -rf "$OK_MDIR" "$OK_RDIR" "$OK_LOGS" "$OK_KS_DIR" "$OK_HOME/barbican/barbican.sqlite" "$OK_HOME/kapi"
 fi
 ok_unlock
 ok_log "services of $OK_HOME stopped"

@@ -10,11 +10,14 @@
 //! | `OPENKEEL_TEST_BARBICAN_URL` | `http://127.0.0.1:29311` of the real Barbican API (`tests/services/barbican.sh`, unauthenticated-context pipeline) |
 //! | `OPENKEEL_TEST_VENV` | a Python venv with the test helpers (python-magnumclient, python-openstackclient, oslo.policy, ...) |
 //! | `OPENKEEL_TEST_KEYSTONE_URL` / `_ACCOUNTS` / `_CLOUDS` | the test Keystone 30.0.0 (`…/v3`), its accounts file (users, passwords, project ids) and a `clouds.yaml` ([`keystone`]) |
+//! | `OPENKEEL_TEST_KUBECONFIG` | kubeconfig of the real kube-apiserver with the Cluster API core manager and the CAPI/CAPO CRDs (`tests/services/kapi.sh`, [`kapi`]) |
 //!
 //! When a variable is missing a test calls [`require`], which skips with a message on a
 //! developer's machine but **panics when `CI=true`**: in CI a missing service is a failure,
 //! never a silent skip.
 
+pub mod capi_standin;
+pub mod kapi;
 pub mod magnum;
 pub mod standin;
 pub mod tap;
