@@ -162,10 +162,7 @@ pub type EntryPoints = Vec<(String, Arc<dyn Driver>)>;
 
 /// The entry points of magnum-cluster-api, named and typed as it registers them, sharing one
 /// driver built from `config` and `deps`.
-pub fn entry_points(
-    config: &Config,
-    deps: DriverDeps,
-) -> Result<EntryPoints, MagnumError> {
+pub fn entry_points(config: &Config, deps: DriverDeps) -> Result<EntryPoints, MagnumError> {
     let inner = Arc::new(CapiDriver::new(Settings::from_config(config), deps));
     Ok(entry_points_for(inner))
 }
