@@ -99,6 +99,8 @@ pub struct Settings {
     pub namespace: String,
     /// The bound on each request to the management cluster.
     pub request_timeout: Duration,
+    /// How long a CAPI condition with severity `Error` must last to fail the operation.
+    pub failure_grace: Duration,
     /// The version in the ClusterClass's name.
     pub cluster_class_version: String,
     /// `[capi_client] endpoint_type`, `insecure`, `ca_file`.
@@ -126,6 +128,7 @@ impl Settings {
             },
             namespace: crate::NAMESPACE.to_string(),
             request_timeout: mgmt::DEFAULT_REQUEST_TIMEOUT,
+            failure_grace: status::DEFAULT_FAILURE_GRACE,
             cluster_class_version: clusterclass::CLUSTER_CLASS_VERSION.to_string(),
             endpoint_type: config.capi_client.endpoint_type.clone(),
             insecure: config.capi_client.insecure,
@@ -745,7 +748,8 @@ impl CapiDriver {
             return Ok(StatusReport::unchanged());
         }
         let obs = self.observe(cluster, ctx.nodegroups, &stack_id).await?;
-        let derived = status::derive(cluster, ctx.nodegroups, &obs)?;
+        let failures = status::Failures::now(self.settings.failure_grace);
+        let derived = status::derive(cluster, ctx.nodegroups, &obs, &failures)?;
         for action in &derived.actions {
             match action {
                 Action::CleanUp => {

@@ -17,15 +17,20 @@
 //! Better than magnum-cluster-api:
 //! * a poll before the objects exist (no `Cluster`, no conditions yet, no `OpenStackCluster`)
 //!   changes nothing instead of aborting the round (§11 F7);
-//! * a failure CAPI reports — `failureReason`/`failureMessage` or a condition `False` with
-//!   severity `Error` on the `Cluster`, its `OpenStackCluster`, `KubeadmControlPlane` or one of
-//!   its `Machine`s, or a `MachineDeployment` in phase `Failed` — is a permanent error whose
-//!   text is CAPI's own, so the conductor marks the operation `*_FAILED` (§11 F1);
+//! * a failure CAPI reports — `failureReason`/`failureMessage` (CAPI's terminal failures), a
+//!   `MachineDeployment` in phase `Failed`, or a condition `False` with severity `Error` that
+//!   has stayed so for [`Failures::grace`] (CAPI also reports errors it retries that way, e.g.
+//!   a `TopologyReconciled` conflict) on the `Cluster`, its `OpenStackCluster`,
+//!   `KubeadmControlPlane`, `Machine`s or `OpenStackMachine`s — is a permanent error whose text
+//!   is CAPI's own, so the conductor marks the operation `*_FAILED` (§11 F1);
 //! * a nodegroup being deleted waits for its `MachineDeployment` to go instead of aborting
 //!   the round (§11 F9); `api_address` and `coe_version` are reported as soon as the cluster is
 //!   ready;
 //! * the event shown is the latest by time, not the last in list order.
 
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup};
 use openkeel_drivers::{DriverError, NodeGroupReport, StatusChange, StatusReport};
 use serde_json::Value;
@@ -53,6 +58,41 @@ pub struct Observed {
     pub cluster_events: Vec<Value>,
     /// Events about its `OpenStackCluster`.
     pub openstack_cluster_events: Vec<Value>,
+}
+
+/// When a condition with severity `Error` counts as a failure: once it has been `False` for
+/// `grace` (its `lastTransitionTime`; a condition without one counts at once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failures {
+    pub now: DateTime<Utc>,
+    pub grace: Duration,
+}
+
+/// The default [`Failures::grace`]: six status ticks.
+pub const DEFAULT_FAILURE_GRACE: Duration = Duration::from_secs(60);
+
+impl Failures {
+    pub fn now(grace: Duration) -> Self {
+        Failures {
+            now: Utc::now(),
+            grace,
+        }
+    }
+
+    /// Whether a condition that became what it is at `since` has lasted the grace period.
+    fn lasted(&self, since: Option<&str>) -> bool {
+        let Some(t) = since.and_then(|s| DateTime::parse_from_rfc3339(s).ok()) else {
+            return true;
+        };
+        let grace = chrono::Duration::from_std(self.grace).unwrap_or(chrono::Duration::MAX);
+        self.now.signed_duration_since(t.with_timezone(&Utc)) >= grace
+    }
+}
+
+impl Default for Failures {
+    fn default() -> Self {
+        Failures::now(DEFAULT_FAILURE_GRACE)
+    }
 }
 
 /// Something the driver must do for the report to hold.
@@ -112,8 +152,8 @@ fn reason_message(reason: Option<&str>, message: Option<&str>) -> Option<String>
 
 /// What CAPI says failed about `object` (`kind` names it in the text): its
 /// `status.failureReason` / `failureMessage`, else the first condition `False` with severity
-/// `Error`.
-pub fn failure_of(object: &Value, kind: &str) -> Option<String> {
+/// `Error` for the grace period of `failures`.
+pub fn failure_of(object: &Value, kind: &str, failures: &Failures) -> Option<String> {
     let status = &object["status"];
     let what = format!("{kind} {}", name_of(object));
     if let Some(rm) = reason_message(
@@ -123,7 +163,9 @@ pub fn failure_of(object: &Value, kind: &str) -> Option<String> {
         return Some(format!("{what} failed: {rm}"));
     }
     let failed = status["conditions"].as_array()?.iter().find(|c| {
-        c["status"].as_str() == Some("False") && c["severity"].as_str() == Some("Error")
+        c["status"].as_str() == Some("False")
+            && c["severity"].as_str() == Some("Error")
+            && failures.lasted(c["lastTransitionTime"].as_str())
     })?;
     let rm = reason_message(text(&failed["reason"]), text(&failed["message"]));
     Some(match rm {
@@ -140,7 +182,8 @@ pub fn failure_of(object: &Value, kind: &str) -> Option<String> {
 
 /// The first failure among the cluster's objects, in the order a reader would look for it:
 /// the `Cluster`, its infrastructure, its control plane, its machines, its deployments.
-pub fn first_failure(obs: &Observed) -> Option<String> {
+pub fn first_failure(obs: &Observed, failures: &Failures) -> Option<String> {
+    let failure_of = |o: &Value, kind: &str| failure_of(o, kind, failures);
     if let Some(f) = obs.cluster.as_ref().and_then(|c| failure_of(c, "Cluster")) {
         return Some(f);
     }
@@ -406,6 +449,7 @@ pub fn derive(
     cluster: &Cluster,
     nodegroups: &[NodeGroup],
     obs: &Observed,
+    failures: &Failures,
 ) -> Result<Derived, DriverError> {
     let mut out = Derived::default();
     let status = cluster.status;
@@ -434,7 +478,7 @@ pub fn derive(
     let Some(capi) = &obs.cluster else {
         return Ok(out);
     };
-    if let Some(failure) = first_failure(obs) {
+    if let Some(failure) = first_failure(obs, failures) {
         return Err(DriverError::permanent_message(failure));
     }
 

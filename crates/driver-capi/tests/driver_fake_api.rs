@@ -177,15 +177,15 @@ async fn create_writes_magnum_cluster_apis_objects_in_its_order() {
     let vars = obj["spec"]["topology"]["variables"].as_array().unwrap();
     assert_eq!(vars.len(), 39);
     let var = |n: &str| vars.iter().find(|v| v["name"] == n).unwrap()["value"].clone();
-    assert_eq!(var("externalNetworkId"), "public-id");
+    assert_eq!(var("externalNetworkId"), id_of("public").as_str());
     assert_eq!(var("controlPlaneFlavor"), "m1.medium");
     assert_eq!(var("imageUUID"), "11111111-2222-3333-4444-555555555555");
-    assert_eq!(var("serverGroupId"), "sg-1");
+    assert_eq!(var("serverGroupId"), id_of(&stack_id).as_str());
     let md = &obj["spec"]["topology"]["workers"]["machineDeployments"][0];
     let ovr = md["variables"]["overrides"].as_array().unwrap();
     assert_eq!(
         ovr.iter().find(|v| v["name"] == "serverGroupId").unwrap()["value"],
-        "sg-2"
+        id_of(&format!("{stack_id}-default-worker")).as_str()
     );
     // Secrets are written as data (base64), the CA from the certificate manager
     let ca = r.api.get(SECRETS, &format!("{stack_id}-ca")).unwrap();

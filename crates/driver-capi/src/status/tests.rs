@@ -80,14 +80,14 @@ fn early_polls_change_nothing() {
     let c = cluster(ClusterStatus::CreateInProgress);
     let ngs = nodegroups(ClusterStatus::CreateInProgress);
     // no Cluster yet
-    let d = derive(&c, &ngs, &Observed::default()).unwrap();
+    let d = derive(&c, &ngs, &Observed::default(), &Failures::default()).unwrap();
     assert_eq!(d, Derived::default());
     // a Cluster without status, no OpenStackCluster, no KCP
     let obs = Observed {
         cluster: Some(json!({"metadata": {"name": "kube-ab12c"}, "spec": {}})),
         ..Default::default()
     };
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert!(d.report.nodegroups.is_empty());
     assert!(d.report.api_address.is_none());
     assert_eq!(
@@ -107,7 +107,7 @@ fn early_polls_change_nothing() {
 fn ready_cluster_completes_with_address_and_version() {
     let c = cluster(ClusterStatus::CreateInProgress);
     let ngs = nodegroups(ClusterStatus::CreateInProgress);
-    let d = derive(&c, &ngs, &ready_objects()).unwrap();
+    let d = derive(&c, &ngs, &ready_objects(), &Failures::default()).unwrap();
     assert_eq!(
         d.report.status,
         Some(StatusChange {
@@ -137,7 +137,7 @@ fn ready_cluster_waits_for_its_nodegroups() {
     let ngs = nodegroups(ClusterStatus::CreateInProgress);
     let mut obs = ready_objects();
     obs.machine_deployments = vec![md("default-worker", "ScalingUp", 2)];
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(d.report.status, None);
     assert_eq!(
         d.report.api_address.as_deref(),
@@ -148,14 +148,14 @@ fn ready_cluster_waits_for_its_nodegroups() {
     // control plane rolling: 3 replicas, 2 updated
     let mut obs = ready_objects();
     obs.control_planes = vec![kcp(3, 2, true, 1)];
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(d.report.status, None);
     assert_eq!(status_of_ng(&d, "m"), None); // CREATE_IN_PROGRESS already
 
     // KCP generation > 1 turns the verb into UPDATE (magnum-cluster-api)
     let mut obs = ready_objects();
     obs.control_planes = vec![kcp(3, 3, true, 2)];
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(
         status_of_ng(&d, "m").map(|s| s.status),
         Some(ClusterStatus::UpdateComplete)
@@ -168,7 +168,7 @@ fn ready_cluster_waits_for_its_nodegroups() {
     // no KCP, or two: the master nodegroup is left alone, so the cluster waits
     let mut obs = ready_objects();
     obs.control_planes = vec![];
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(status_of_ng(&d, "m"), None);
     assert_eq!(d.report.status, None);
 }
@@ -199,7 +199,7 @@ fn not_ready_reason_is_formatted_from_the_latest_events() {
         )],
         ..Default::default()
     };
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(
         d.report.status,
         Some(StatusChange {
@@ -216,14 +216,20 @@ fn not_ready_reason_is_formatted_from_the_latest_events() {
     // the same reason again: nothing to write
     let mut c2 = c.clone();
     c2.status_reason = d.report.status.and_then(|s| s.reason);
-    assert_eq!(derive(&c2, &ngs, &obs).unwrap().report.status, None);
+    assert_eq!(
+        derive(&c2, &ngs, &obs, &Failures::default())
+            .unwrap()
+            .report
+            .status,
+        None
+    );
 
     // no events: the condition that is not True
     let obs = Observed {
         cluster: Some(capi_cluster(false)),
         ..Default::default()
     };
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(
         d.report.status.and_then(|s| s.reason).as_deref(),
         Some(
@@ -245,7 +251,7 @@ fn capi_failures_are_permanent_with_capis_text() {
     let mut obs = base.clone();
     obs.control_planes = vec![json!({"metadata": {"name": "kube-ab12c-cp"}, "status": {
         "failureReason": "InvalidConfiguration", "failureMessage": "etcd certificate is invalid"}})];
-    let e = derive(&c, &ngs, &obs).unwrap_err();
+    let e = derive(&c, &ngs, &obs, &Failures::default()).unwrap_err();
     assert!(!e.is_transient());
     assert_eq!(
         e.message(),
@@ -259,7 +265,7 @@ fn capi_failures_are_permanent_with_capis_text() {
         {"type": "InfrastructureReady", "status": "False", "severity": "Error",
          "reason": "InstanceCreateFailed", "message": "No valid host was found."}]}}),
     ];
-    let e = derive(&c, &ngs, &obs).unwrap_err();
+    let e = derive(&c, &ngs, &obs, &Failures::default()).unwrap_err();
     assert_eq!(
         e.message(),
         "Machine kube-ab12c-md-1 failed: InfrastructureReady is False: InstanceCreateFailed: No valid host was found."
@@ -268,14 +274,14 @@ fn capi_failures_are_permanent_with_capis_text() {
     let mut obs = base.clone();
     obs.openstack_clusters = vec![json!({"metadata": {"name": "kube-ab12c-osc"}, "status": {
         "failureReason": "CreateError", "failureMessage": "failed to create network: quota exceeded"}})];
-    let e = derive(&c, &ngs, &obs).unwrap_err();
+    let e = derive(&c, &ngs, &obs, &Failures::default()).unwrap_err();
     assert!(e
         .message()
         .starts_with("OpenStackCluster kube-ab12c-osc failed: CreateError"));
 
     let mut obs = base.clone();
     obs.machine_deployments = vec![md("default-worker", "Failed", 2)];
-    let e = derive(&c, &ngs, &obs).unwrap_err();
+    let e = derive(&c, &ngs, &obs, &Failures::default()).unwrap_err();
     assert!(e
         .message()
         .contains("MachineDeployment kube-ab12c-default-worker-x failed"));
@@ -284,11 +290,11 @@ fn capi_failures_are_permanent_with_capis_text() {
     let mut obs = base.clone();
     obs.machines = vec![json!({"metadata": {"name": "m"}, "status": {"conditions": [
         {"type": "InfrastructureReady", "status": "False", "severity": "Warning", "reason": "Slow"}]}})];
-    assert!(derive(&c, &ngs, &obs).is_ok());
+    assert!(derive(&c, &ngs, &obs, &Failures::default()).is_ok());
     // a failure during an update fails the update too
     let c = cluster(ClusterStatus::UpdateInProgress);
     obs.machines[0]["status"]["failureReason"] = json!("UpdateError");
-    assert!(derive(&c, &ngs, &obs).is_err());
+    assert!(derive(&c, &ngs, &obs, &Failures::default()).is_err());
 }
 
 #[test]
@@ -302,12 +308,12 @@ fn update_completes_when_deployments_match_the_topology() {
     };
     let mut obs = ready_objects();
     obs.openstack_machines = vec![osm("img-2"), osm("img-1")];
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(status_of_ng(&d, "w"), None);
     assert_eq!(d.report.status, None);
 
     obs.openstack_machines = vec![osm("img-2")];
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(
         status_of_ng(&d, "w").map(|s| s.status),
         Some(ClusterStatus::UpdateComplete)
@@ -319,7 +325,7 @@ fn update_completes_when_deployments_match_the_topology() {
 
     // replicas not yet what the topology asks
     obs.machine_deployments = vec![md("default-worker", "Running", 1)];
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(status_of_ng(&d, "w"), None);
 }
 
@@ -331,14 +337,14 @@ fn deleted_nodegroups_wait_for_their_deployment_then_go() {
     ngs.push(ng("old", "old", "worker", 1, ClusterStatus::DeleteComplete));
     let mut obs = ready_objects();
     obs.machine_deployments.push(md("gpu", "ScalingDown", 0));
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(status_of_ng(&d, "g"), None);
     assert!(d.actions.is_empty());
     assert_eq!(d.report.destroy_nodegroups, vec!["old".to_string()]);
     assert_eq!(d.report.status, None); // gpu still deleting
 
     obs.machine_deployments.pop();
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert_eq!(
         d.actions,
         vec![Action::DeleteServerGroup("kube-ab12c-gpu".into())]
@@ -359,7 +365,7 @@ fn delete_in_progress_until_the_cluster_is_gone() {
         cluster_events: vec![json!({"reason": "Deleting", "message": "waiting for machines"})],
         ..Default::default()
     };
-    let d = derive(&c, &ngs, &obs).unwrap();
+    let d = derive(&c, &ngs, &obs, &Failures::default()).unwrap();
     assert!(d.actions.is_empty());
     assert_eq!(
         d.report.status.and_then(|s| s.reason).as_deref(),
@@ -368,7 +374,7 @@ fn delete_in_progress_until_the_cluster_is_gone() {
              reason: not created yet"
         )
     );
-    let d = derive(&c, &ngs, &Observed::default()).unwrap();
+    let d = derive(&c, &ngs, &Observed::default(), &Failures::default()).unwrap();
     assert_eq!(d.actions, vec![Action::CleanUp]);
 }
 
@@ -382,4 +388,40 @@ fn fetch_policy() {
     assert!(needs_openstack_machines(&ngs));
     ngs[1].status = Some(ClusterStatus::CreateInProgress);
     assert!(!needs_openstack_machines(&ngs));
+}
+
+#[test]
+fn error_conditions_fail_only_once_they_have_lasted() {
+    let c = cluster(ClusterStatus::CreateInProgress);
+    let ngs = nodegroups(ClusterStatus::CreateInProgress);
+    let mut capi = capi_cluster(false);
+    capi["status"]["conditions"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "TopologyReconciled", "status": "False", "severity": "Error",
+            "reason": "TopologyReconcileFailed", "message": "spec.externalNetwork.id must be of type uuid",
+            "lastTransitionTime": "2026-07-01T10:00:00Z"}));
+    let obs = Observed {
+        cluster: Some(capi),
+        ..Default::default()
+    };
+    let at = |t: &str| Failures {
+        now: DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc),
+        grace: Duration::from_secs(60),
+    };
+    // 30 s: maybe a conflict CAPI retries
+    assert!(derive(&c, &ngs, &obs, &at("2026-07-01T10:00:30Z")).is_ok());
+    // 90 s: a failure
+    let e = derive(&c, &ngs, &obs, &at("2026-07-01T10:01:30Z")).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "Cluster kube-ab12c failed: TopologyReconciled is False: TopologyReconcileFailed: \
+         spec.externalNetwork.id must be of type uuid"
+    );
+    // failureReason is terminal at once, whatever the time
+    let mut obs2 = obs.clone();
+    obs2.control_planes =
+        vec![json!({"metadata": {"name": "cp"}, "status": {"failureReason": "X"}})];
+    obs2.cluster.as_mut().unwrap()["status"]["conditions"] = json!([]);
+    assert!(derive(&c, &ngs, &obs2, &at("2026-07-01T10:00:01Z")).is_err());
 }

@@ -25,6 +25,11 @@ use serde_json::{json, Value};
 
 pub const UUID: &str = "8e1c4b6a-2f55-4a0e-9d0b-1c2d3e4f5a6b";
 
+/// The id the fake cloud gives a named resource (a UUID, as Neutron's: CAPO's CRDs check).
+pub fn id_of(name: &str) -> String {
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes()).to_string()
+}
+
 /// What the fake dependencies were asked, in order.
 #[derive(Default)]
 pub struct Calls(pub Mutex<Vec<String>>);
@@ -138,14 +143,14 @@ impl DriverCloud for FakeCloud {
     ) -> DriverResult<NamedResource> {
         self.calls.push(format!("network {n} {external}"));
         Ok(NamedResource {
-            id: format!("{n}-id"),
+            id: id_of(n),
             name: n.to_string(),
         })
     }
     async fn subnet(&self, _: &RequestContext, n: &str) -> DriverResult<NamedResource> {
         self.calls.push(format!("subnet {n}"));
         Ok(NamedResource {
-            id: format!("{n}-id"),
+            id: id_of(n),
             name: n.to_string(),
         })
     }
@@ -162,8 +167,10 @@ impl DriverCloud for FakeCloud {
         self.calls
             .push(format!("server group ensure {name} {policy}"));
         let mut sg = self.server_groups.lock().unwrap();
-        let next = format!("sg-{}", sg.len() + 1);
-        Ok(sg.entry(name.to_string()).or_insert(next).clone())
+        Ok(sg
+            .entry(name.to_string())
+            .or_insert_with(|| id_of(name))
+            .clone())
     }
     async fn delete_server_group(&self, _: &RequestContext, name: &str) -> DriverResult<()> {
         self.calls.push(format!("server group delete {name}"));
@@ -209,6 +216,7 @@ pub fn settings(namespace: &str) -> Settings {
         client: ClientSource::default(),
         namespace: namespace.to_string(),
         request_timeout: Duration::from_secs(10),
+        failure_grace: Duration::from_secs(5),
         cluster_class_version: "v0.38.2".into(),
         endpoint_type: "publicURL".into(),
         insecure: false,
