@@ -41,6 +41,9 @@ struct Rig {
     ns: String,
     fakes: Fakes,
     driver: Arc<dyn Driver>,
+    inner: Arc<CapiDriver>,
+    /// Kubernetes API requests of each status tick, with the cluster's status before it.
+    ticks: Vec<(Option<ClusterStatus>, u64)>,
     cluster: Cluster,
     nodegroups: Vec<NodeGroup>,
 }
@@ -54,13 +57,15 @@ async fn rig(prefix: &str) -> Option<Rig> {
     let mut s = settings(&ns);
     s.client.kubeconfig = kubeconfig.display().to_string();
     let inner = Arc::new(CapiDriver::new(s, fakes.deps()));
-    let driver = entry_points_for(inner).remove(0).1;
+    let driver = entry_points_for(inner.clone()).remove(0).1;
     let uuid = uuid::Uuid::new_v4().to_string();
     Some(Rig {
         client,
         ns,
         fakes,
         driver,
+        inner,
+        ticks: Vec::new(),
         cluster: cluster(&uuid),
         nodegroups: nodegroups(&uuid),
     })
@@ -117,10 +122,16 @@ impl Rig {
             template: &t,
             nodegroups: &ngs,
         };
-        let report = self
-            .driver
-            .update_cluster_status(&ctx, &self.cluster)
-            .await?;
+        let before = match self.inner.mgmt().await {
+            Ok(m) => m.request_count(),
+            Err(_) => 0,
+        };
+        let status_before = self.cluster.status;
+        let report = self.driver.update_cluster_status(&ctx, &self.cluster).await;
+        if let Ok(m) = self.inner.mgmt().await {
+            self.ticks.push((status_before, m.request_count() - before));
+        }
+        let report = report?;
         if let Some(s) = &report.status {
             self.cluster.status = Some(s.status);
             self.cluster.status_reason = s.reason.clone();
@@ -336,6 +347,15 @@ async fn create_becomes_complete_and_delete_leaves_nothing() {
     );
     assert_eq!(r.cluster.coe_version.as_deref(), Some("v1.30.4"));
     assert_eq!(r.cluster.status_reason, None);
+    // Kubernetes API requests per status tick while creating (magnum-cluster-api: about ten)
+    let creating: Vec<u64> = r
+        .ticks
+        .iter()
+        .filter(|(s, _)| *s == Some(ClusterStatus::CreateInProgress))
+        .map(|(_, n)| *n)
+        .collect();
+    eprintln!("requests per CREATE_IN_PROGRESS tick: {creating:?}");
+    assert!(creating.iter().all(|n| *n <= 7), "{creating:?}");
     for ng in &r.nodegroups {
         assert!(
             ng.status.is_some_and(|s| s.as_str().ends_with("_COMPLETE")),
@@ -350,6 +370,13 @@ async fn create_becomes_complete_and_delete_leaves_nothing() {
     r.tick_until(ClusterStatus::DeleteComplete)
         .await
         .expect("DELETE_COMPLETE");
+    let deleting: Vec<u64> = r
+        .ticks
+        .iter()
+        .filter(|(s, _)| *s == Some(ClusterStatus::DeleteInProgress))
+        .map(|(_, n)| *n)
+        .collect();
+    eprintln!("requests per DELETE_IN_PROGRESS tick: {deleting:?}");
     let sel = format!("cluster.x-k8s.io/cluster-name={stack_id}");
     for (v, k) in [
         ("cluster.x-k8s.io/v1beta1", "Cluster"),
