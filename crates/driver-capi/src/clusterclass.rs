@@ -84,15 +84,21 @@ pub struct ClusterClassSet {
 impl ClusterClassSet {
     /// The set for `version` (its objects named `magnum-<version>` in `magnum-system`).
     pub fn for_version(version: &str) -> Self {
+        Self::for_version_in(version, NAMESPACE)
+    }
+
+    /// The set for `version` in `namespace` (`magnum-system` in production; tests give each
+    /// run a namespace of its own).
+    pub fn for_version_in(version: &str, namespace: &str) -> Self {
         let name = cluster_class_name_for(version);
-        let osct = templates::openstack_cluster_template(&name, NAMESPACE);
-        let osmt = templates::openstack_machine_template(&name, NAMESPACE);
-        let kcpt = templates::kubeadm_control_plane_template(&name, NAMESPACE);
-        let kct = templates::kubeadm_config_template(&name, NAMESPACE);
+        let osct = templates::openstack_cluster_template(&name, namespace);
+        let osmt = templates::openstack_machine_template(&name, namespace);
+        let kcpt = templates::kubeadm_control_plane_template(&name, namespace);
+        let kct = templates::kubeadm_config_template(&name, namespace);
         let cluster_class = json!({
             "apiVersion": "cluster.x-k8s.io/v1beta1",
             "kind": "ClusterClass",
-            "metadata": templates::metadata(&name, NAMESPACE),
+            "metadata": templates::metadata(&name, namespace),
             "spec": {
                 "infrastructure": {"ref": template_ref(&osct)},
                 "controlPlane": {
@@ -115,7 +121,7 @@ impl ClusterClassSet {
             },
         });
         Self {
-            namespace: namespace(),
+            namespace: json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
             openstack_cluster_template: osct,
             openstack_machine_template: osmt,
             kubeadm_control_plane_template: kcpt,

@@ -5,9 +5,14 @@ pub mod addons;
 mod calico_manifests;
 pub mod cluster;
 pub mod clusterclass;
+pub mod driver;
 pub mod labels;
+pub mod mgmt;
 pub mod secrets;
+pub mod status;
 pub mod validate;
+
+pub use driver::{entry_points, CapiDriver};
 
 /// The management cluster's namespace for every object of the driver (hard-coded in
 /// magnum-cluster-api).

@@ -94,6 +94,12 @@ fn validate_typed_labels(labels: &Labels<'_>) -> Result<(), MagnumError> {
     Ok(())
 }
 
+/// What the driver can refuse about a new nodegroup: its name, its label values.
+pub fn validate_nodegroup(nodegroup: &NodeGroup) -> Result<(), MagnumError> {
+    validate_nodegroup_name(&nodegroup.name)?;
+    validate_typed_labels(&Labels::new(nodegroup.labels.as_ref()))
+}
+
 /// Everything the Cluster API driver can refuse before anything is written: the template's
 /// CNI, an odd master count, `kube_tag`, nodegroup names, label values, the Calico version
 /// and the Octavia algorithm.

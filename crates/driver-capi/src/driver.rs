@@ -1,0 +1,958 @@
+//! The Cluster API driver: magnum-cluster-api's five entry points over one inner driver that
+//! writes and reads the management cluster's objects (spec §1, §4.1–4.3, §7).
+//!
+//! * [`entry_points`] gives `k8s_cluster_api_{ubuntu,ubuntu_focal,debian,flatcar,rockylinux}`
+//!   with their `(server_type, os, coe)` tuples, sharing one [`CapiDriver`].
+//! * The management cluster's client is built on first use from `[capi_client] kubeconfig` /
+//!   `kubeconfig_context`, so a conductor without a reachable management cluster still starts;
+//!   an unusable kubeconfig is then a permanent error of each operation (and is tried again on
+//!   the next one).
+//! * `create_cluster` writes magnum-cluster-api's objects in its order and converges when run
+//!   again: the `stack_id` is kept once chosen, every write is a server-side apply, and the
+//!   application credential of an existing `<stack_id>-cloud-config` is reused.
+//! * `update_cluster_status` fetches only what this tick needs (see [`crate::status`]) and
+//!   derives the report with pure functions; the delete clean-up runs once the `Cluster` is
+//!   gone.
+//! * `delete_cluster` deletes the `Cluster` and the two ClusterResourceSets with their
+//!   Secrets; anything already gone is fine.
+//!
+//! Resize, upgrade, nodegroup operations and the health monitor come with part 2 of the
+//! driver: until then they are refused as not supported, without any state change.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use openkeel_core::cloud::Flavor as CloudFlavor;
+use openkeel_core::config::Config;
+use openkeel_core::context::RequestContext;
+use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate, NodeGroup};
+use openkeel_drivers::deps::{ApplicationCredential, DriverCloud};
+use openkeel_drivers::{
+    Driver, DriverContext, DriverDeps, DriverError, DriverResult, ProvidedType, ScaleManager,
+    StatusChange, StatusReport, Writes,
+};
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use crate::addons::{self, AddonInputs, HelmRelease};
+use crate::cluster::{self, Flavor, Image, Lookups, NodeGroupLookups, ResolvedFields};
+use crate::clusterclass::{self, ClusterClassSet};
+use crate::labels::Labels;
+use crate::mgmt::{self, ClientSource, Mgmt};
+use crate::secrets::{self, CertPair, CloudCredentials, ClusterCas};
+use crate::status::{self, Action, Observed, CLUSTER_NAME_LABEL};
+use crate::validate;
+
+/// magnum-cluster-api's entry points and the `os` of their `(vm, <os>, kubernetes)` tuple.
+pub const ENTRY_POINTS: [(&str, &str); 5] = [
+    ("k8s_cluster_api_ubuntu", "ubuntu"),
+    ("k8s_cluster_api_ubuntu_focal", "ubuntu-focal"),
+    ("k8s_cluster_api_debian", "debian"),
+    ("k8s_cluster_api_flatcar", "flatcar"),
+    ("k8s_cluster_api_rockylinux", "rockylinux"),
+];
+
+/// How many `kube-xxxxx` names are tried before giving up (each costs a GET).
+const STACK_ID_ATTEMPTS: usize = 10;
+
+/// The Nova server-group policy unless the `server_group_policies` label says otherwise.
+const DEFAULT_SERVER_GROUP_POLICY: &str = "soft-anti-affinity";
+
+/// Where the trusted roots are looked for when `[capi_client] ca_file` is unset
+/// (magnum-cluster-api writes `certifi`'s bundle into `<stack_id>-cloud-config`).
+const SYSTEM_CA_BUNDLES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+];
+
+/// Renders a Helm chart of an addon (magnum-cluster-api runs `helm template`).
+#[async_trait]
+pub trait ChartRenderer: Send + Sync {
+    async fn render(&self, release: &HelmRelease) -> DriverResult<String>;
+}
+
+/// The renderer until OpenKeel renders the addon charts itself (docs/differences.md): a YAML
+/// comment naming the chart, so the addon Secrets have their keys and CAPI applies nothing
+/// for them.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct UnrenderedCharts;
+
+#[async_trait]
+impl ChartRenderer for UnrenderedCharts {
+    async fn render(&self, release: &HelmRelease) -> DriverResult<String> {
+        Ok(format!(
+            "---\n# chart {} (release {} in {}) is not rendered by OpenKeel yet\n",
+            release.chart, release.release, release.namespace
+        ))
+    }
+}
+
+/// The options the driver reads (spec §10), taken from the configuration once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub client: ClientSource,
+    /// `magnum-system` (tests use a namespace of their own).
+    pub namespace: String,
+    /// The bound on each request to the management cluster.
+    pub request_timeout: Duration,
+    /// How long a CAPI condition with severity `Error` must last to fail the operation.
+    pub failure_grace: Duration,
+    /// The version in the ClusterClass's name.
+    pub cluster_class_version: String,
+    /// `[capi_client] endpoint_type`, `insecure`, `ca_file`.
+    pub endpoint_type: String,
+    pub insecure: bool,
+    pub ca_file: Option<String>,
+    /// `[cinder_client] region_name`.
+    pub region_name: Option<String>,
+    /// `[drivers] verify_ca`, `openstack_ca_file`.
+    pub verify_ca: bool,
+    pub openstack_ca_file: String,
+    /// `[kubernetes] keystone_auth_default_policy`.
+    pub keystone_auth_default_policy: String,
+    /// `[cinder] default_boot_volume_type`, `default_boot_volume_size`.
+    pub default_boot_volume_type: String,
+    pub default_boot_volume_size: i64,
+}
+
+impl Settings {
+    pub fn from_config(config: &Config) -> Self {
+        Settings {
+            client: ClientSource {
+                kubeconfig: config.capi_client.kubeconfig.clone(),
+                context: config.capi_client.kubeconfig_context.clone(),
+            },
+            namespace: crate::NAMESPACE.to_string(),
+            request_timeout: mgmt::DEFAULT_REQUEST_TIMEOUT,
+            failure_grace: status::DEFAULT_FAILURE_GRACE,
+            cluster_class_version: clusterclass::CLUSTER_CLASS_VERSION.to_string(),
+            endpoint_type: config.capi_client.endpoint_type.clone(),
+            insecure: config.capi_client.insecure,
+            ca_file: config.capi_client.ca_file.clone(),
+            region_name: config.cinder_client.region_name.clone(),
+            verify_ca: config.drivers.verify_ca,
+            openstack_ca_file: config.drivers.openstack_ca_file.clone(),
+            keystone_auth_default_policy: config.kubernetes.keystone_auth_default_policy.clone(),
+            default_boot_volume_type: config.cinder.default_boot_volume_type.clone(),
+            default_boot_volume_size: config.cinder.default_boot_volume_size,
+        }
+    }
+}
+
+/// The driver behind the five entry points.
+pub struct CapiDriver {
+    settings: Settings,
+    deps: DriverDeps,
+    renderer: Arc<dyn ChartRenderer>,
+    mgmt: OnceCell<Mgmt>,
+}
+
+impl std::fmt::Debug for CapiDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CapiDriver")
+            .field("settings", &self.settings)
+            .field("deps", &self.deps)
+            .finish()
+    }
+}
+
+/// Entry-point names with their drivers, in registration order.
+pub type EntryPoints = Vec<(String, Arc<dyn Driver>)>;
+
+/// The entry points of magnum-cluster-api, named and typed as it registers them, sharing one
+/// driver built from `config` and `deps`.
+pub fn entry_points(config: &Config, deps: DriverDeps) -> Result<EntryPoints, MagnumError> {
+    let inner = Arc::new(CapiDriver::new(Settings::from_config(config), deps));
+    Ok(entry_points_for(inner))
+}
+
+/// The five entry points over one driver.
+pub fn entry_points_for(inner: Arc<CapiDriver>) -> EntryPoints {
+    ENTRY_POINTS
+        .iter()
+        .map(|(name, os)| {
+            let d: Arc<dyn Driver> = Arc::new(EntryPoint {
+                name,
+                os,
+                inner: inner.clone(),
+            });
+            (name.to_string(), d)
+        })
+        .collect()
+}
+
+fn missing(what: &str) -> DriverError {
+    DriverError::permanent_message(format!(
+        "The Cluster API driver has no {what}: the conductor was built without it."
+    ))
+}
+
+fn to_pair(p: &openkeel_drivers::deps::KeyPairPem) -> CertPair {
+    CertPair {
+        cert_pem: p.certificate.clone(),
+        key_pem: p.private_key.clone(),
+    }
+}
+
+fn to_flavor(f: CloudFlavor) -> Flavor {
+    Flavor {
+        id: f.id,
+        name: f.name,
+        ram: f.ram,
+        vcpus: f.vcpus,
+        disk: f.disk,
+    }
+}
+
+/// The application credential written in an existing `<stack_id>-cloud-config`.
+fn credential_of(secret: &Value) -> Option<ApplicationCredential> {
+    let yaml = mgmt::secret_text(secret, "clouds.yaml")?;
+    let doc: Value = serde_yaml::from_str(&yaml).ok()?;
+    let cloud = &doc["clouds"]["default"];
+    let auth = &cloud["auth"];
+    Some(ApplicationCredential {
+        id: auth["application_credential_id"].as_str()?.to_string(),
+        secret: auth["application_credential_secret"].as_str()?.to_string(),
+        auth_url: auth["auth_url"].as_str()?.to_string(),
+        region_name: cloud["region_name"].as_str().map(str::to_string),
+    })
+}
+
+async fn read_optional(path: &str) -> DriverResult<String> {
+    if path.is_empty() {
+        return Ok(String::new());
+    }
+    // small configuration files, read once per create
+    std::fs::read_to_string(path)
+        .map_err(|e| DriverError::permanent_message(format!("Cannot read {path}: {e}")))
+}
+
+impl CapiDriver {
+    pub fn new(settings: Settings, deps: DriverDeps) -> Self {
+        CapiDriver {
+            settings,
+            deps,
+            renderer: Arc::new(UnrenderedCharts),
+            mgmt: OnceCell::new(),
+        }
+    }
+
+    /// A driver over an existing client (tests).
+    pub fn with_mgmt(settings: Settings, deps: DriverDeps, mgmt: Mgmt) -> Self {
+        CapiDriver {
+            settings,
+            deps,
+            renderer: Arc::new(UnrenderedCharts),
+            mgmt: OnceCell::new_with(Some(mgmt)),
+        }
+    }
+
+    /// Render the addon charts with `renderer`.
+    pub fn with_renderer(mut self, renderer: Arc<dyn ChartRenderer>) -> Self {
+        self.renderer = renderer;
+        self
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The management cluster's client, built on first use.
+    pub async fn mgmt(&self) -> DriverResult<&Mgmt> {
+        self.mgmt
+            .get_or_try_init(|| async {
+                let client =
+                    mgmt::build_client(&self.settings.client, self.settings.request_timeout)
+                        .await?;
+                Ok(Mgmt::new(
+                    client,
+                    &self.settings.namespace,
+                    self.settings.request_timeout,
+                ))
+            })
+            .await
+    }
+
+    fn cloud(&self) -> DriverResult<&Arc<dyn DriverCloud>> {
+        self.deps
+            .cloud
+            .as_ref()
+            .ok_or_else(|| missing("OpenStack cloud access"))
+    }
+
+    /// A free `kube-xxxxx` name: candidates are tried until no `Cluster` has it.
+    async fn free_stack_id(&self, m: &Mgmt) -> DriverResult<String> {
+        for _ in 0..STACK_ID_ATTEMPTS {
+            let candidate = cluster::generate_stack_id();
+            if m.get(mgmt::CLUSTER, &candidate).await?.is_none() {
+                return Ok(candidate);
+            }
+        }
+        Err(DriverError::transient(format!(
+            "No free Cluster API cluster name after {STACK_ID_ATTEMPTS} attempts."
+        )))
+    }
+
+    /// `create_cluster` (spec §4.1).
+    pub async fn create(
+        &self,
+        ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
+    ) -> DriverResult<Writes> {
+        let m = self.mgmt().await?;
+        let uuid = cluster.uuid.clone().unwrap_or_default();
+        // 1. the stack_id, kept once chosen (a retried create reuses it)
+        let stack_id = match cluster.stack_id.clone().filter(|s| !s.is_empty()) {
+            Some(s) => s,
+            None => {
+                let s = self.free_stack_id(m).await?;
+                cluster.stack_id = Some(s.clone());
+                s
+            }
+        };
+        tracing::info!(cluster = %uuid, stack_id = %stack_id, "creating the Cluster API cluster");
+        // 2. the namespace and the ClusterClass set
+        for o in ClusterClassSet::for_version_in(
+            &self.settings.cluster_class_version,
+            &self.settings.namespace,
+        )
+        .into_objects()
+        {
+            m.apply(&o).await?;
+        }
+        // 3. the two ClusterResourceSets
+        for crs in addons::cluster_resource_sets(&uuid, &stack_id) {
+            m.apply(&crs).await?;
+        }
+        // 4. the application credential (reused from an earlier attempt's Secret)
+        let cloud_config_name = secrets::cloud_config_secret_name(&stack_id);
+        let credential = match m
+            .get(mgmt::SECRET, &cloud_config_name)
+            .await?
+            .as_ref()
+            .and_then(credential_of)
+        {
+            Some(c) => c,
+            None => {
+                self.deps
+                    .application_credentials
+                    .as_ref()
+                    .ok_or_else(|| missing("Keystone application credentials"))?
+                    .create(ctx.request, cluster)
+                    .await?
+            }
+        };
+        // 5. <stack_id>-cloud-config
+        let cacert = self.cacert().await?;
+        let creds = CloudCredentials {
+            application_credential_id: credential.id.clone(),
+            application_credential_secret: credential.secret.clone(),
+            auth_url: credential.auth_url.clone(),
+            region_name: credential
+                .region_name
+                .clone()
+                .or_else(|| self.settings.region_name.clone()),
+            endpoint_type: self.settings.endpoint_type.clone(),
+            insecure: self.settings.insecure,
+            cacert,
+        };
+        m.apply(&secrets::cloud_config_secret(&uuid, &stack_id, &creds))
+            .await?;
+        // 6. the CA Secrets
+        let cas = self
+            .deps
+            .certificates
+            .as_ref()
+            .ok_or_else(|| missing("certificate manager"))?
+            .cluster_cas(ctx.request, cluster)
+            .await?;
+        let cas = ClusterCas {
+            kubernetes: to_pair(&cas.kubernetes),
+            etcd: to_pair(&cas.etcd),
+            front_proxy: to_pair(&cas.front_proxy),
+            service_account: to_pair(&cas.service_account),
+        };
+        for s in secrets::ca_secrets(&stack_id, &cas) {
+            m.apply(&s).await?;
+        }
+        // 7. the Nova server groups
+        let cloud = self.cloud()?;
+        let cluster_labels = Labels::new(cluster.labels.as_ref());
+        let cp_policy = cluster_labels.str_or("server_group_policies", DEFAULT_SERVER_GROUP_POLICY);
+        let control_plane_server_group = cloud
+            .ensure_server_group(ctx.request, &stack_id, &cp_policy)
+            .await?;
+        let mut worker_server_groups = BTreeMap::new();
+        for ng in workers(ctx.nodegroups) {
+            let policy =
+                Labels::new(ng.labels.as_ref()).str_or("server_group_policies", &cp_policy);
+            let id = cloud
+                .ensure_server_group(ctx.request, &format!("{stack_id}-{}", ng.name), &policy)
+                .await?;
+            worker_server_groups.insert(ng.name.clone(), id);
+        }
+        // 8. the addon Secrets
+        let default_volume_type = cloud.default_volume_type(ctx.request).await?;
+        let inputs = AddonInputs {
+            public_auth_url: credential.auth_url.clone(),
+            region_name: creds.region_name.clone(),
+            application_credential_id: credential.id.clone(),
+            application_credential_secret: credential.secret.clone(),
+            verify_ca: self.settings.verify_ca,
+            openstack_ca: read_optional(&self.settings.openstack_ca_file).await?,
+            volume_types: vec![default_volume_type.clone()],
+            default_volume_type: default_volume_type.clone(),
+            block_storage_in_catalog: true,
+            keystone_auth_policy: self.keystone_auth_policy(cluster).await?,
+        };
+        let mut rendered = BTreeMap::new();
+        let releases = addons::legacy_helm_releases(cluster, ctx.template, &inputs)?
+            .into_iter()
+            .chain(addons::cloud_provider_helm_releases(cluster, &inputs)?);
+        for release in releases {
+            rendered.insert(
+                release.key.to_string(),
+                self.renderer.render(&release).await?,
+            );
+        }
+        m.apply(&addons::legacy_secret(
+            cluster,
+            ctx.template,
+            &inputs,
+            &rendered,
+        )?)
+        .await?;
+        m.apply(&addons::cloud_provider_secret(cluster, &inputs, &rendered)?)
+            .await?;
+        // 9. the look-ups and the Cluster
+        let mut lookups = self
+            .lookups(
+                ctx,
+                cluster,
+                &default_volume_type,
+                control_plane_server_group,
+            )
+            .await?;
+        for (name, id) in worker_server_groups {
+            if let Some(l) = lookups.nodegroups.get_mut(&name) {
+                l.server_group_id = id;
+            }
+        }
+        lookups.resolved = self.resolved_fields(m, &stack_id).await?;
+        let object = cluster::cluster_object(cluster, ctx.template, ctx.nodegroups, &lookups)?;
+        m.apply(&object).await?;
+        tracing::info!(cluster = %uuid, stack_id = %stack_id, requests = m.request_count(), "Cluster API cluster written");
+        Ok(Writes::none())
+    }
+
+    /// `cacert` of `<stack_id>-cloud-config`: `[capi_client] ca_file`, else the system's
+    /// trusted roots.
+    async fn cacert(&self) -> DriverResult<String> {
+        if let Some(f) = self.settings.ca_file.as_deref().filter(|f| !f.is_empty()) {
+            return read_optional(f).await;
+        }
+        for path in SYSTEM_CA_BUNDLES {
+            if let Ok(text) = std::fs::read_to_string(path) {
+                return Ok(text);
+            }
+        }
+        Ok(String::new())
+    }
+
+    /// `get_keystone_auth_default_policy`: the configured file with `$PROJECT_ID` replaced,
+    /// else None (the built-in policy).
+    async fn keystone_auth_policy(&self, cluster: &Cluster) -> DriverResult<Option<Value>> {
+        let path = &self.settings.keystone_auth_default_policy;
+        if path.is_empty() {
+            return Ok(None);
+        }
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return Ok(None);
+        };
+        let text = text.replace("$PROJECT_ID", cluster.project_id.as_deref().unwrap_or(""));
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            DriverError::permanent_message(format!(
+                "[kubernetes] keystone_auth_default_policy {path} is not JSON: {e}"
+            ))
+        })
+    }
+
+    /// The OpenStack look-ups of the `Cluster` (flavors, images, networks, volume types).
+    async fn lookups(
+        &self,
+        ctx: &DriverContext<'_>,
+        cluster: &Cluster,
+        default_volume_type: &str,
+        control_plane_server_group_id: String,
+    ) -> DriverResult<Lookups> {
+        let cloud = self.cloud()?;
+        let req = ctx.request;
+        let mut flavors: HashMap<String, Flavor> = HashMap::new();
+        let mut images: HashMap<String, Image> = HashMap::new();
+        let master_image = ctx
+            .nodegroups
+            .iter()
+            .find(|ng| ng.role.as_deref() == Some("master"))
+            .and_then(|ng| ng.image_id.clone())
+            .or_else(|| ctx.template.image_id.clone())
+            .unwrap_or_default();
+        let control_plane_flavor = flavor(
+            cloud,
+            req,
+            &mut flavors,
+            cluster.master_flavor_id.as_deref().unwrap_or(""),
+        )
+        .await?;
+        let worker_flavor = flavor(
+            cloud,
+            req,
+            &mut flavors,
+            cluster.flavor_id.as_deref().unwrap_or(""),
+        )
+        .await?;
+        let image = image_of(cloud, req, &mut images, &master_image).await?;
+        let mut nodegroups = BTreeMap::new();
+        for ng in workers(ctx.nodegroups) {
+            let f = ng
+                .flavor_id
+                .clone()
+                .or_else(|| cluster.flavor_id.clone())
+                .unwrap_or_default();
+            let i = ng.image_id.clone().unwrap_or_else(|| master_image.clone());
+            nodegroups.insert(
+                ng.name.clone(),
+                NodeGroupLookups {
+                    flavor: flavor(cloud, req, &mut flavors, &f).await?,
+                    image: image_of(cloud, req, &mut images, &i).await?,
+                    server_group_id: String::new(),
+                },
+            );
+        }
+        let external_network_id = match ctx.template.external_network_id.as_deref() {
+            Some(n) if !n.is_empty() => cloud.network(req, n, true).await?.id,
+            _ => String::new(),
+        };
+        let fixed_network_id = match cluster.fixed_network.as_deref() {
+            Some(n) if !n.is_empty() => cloud.network(req, n, false).await?.id,
+            _ => String::new(),
+        };
+        let fixed_subnet_id = match cluster.fixed_subnet.as_deref() {
+            Some(n) if !n.is_empty() => cloud.subnet(req, n).await?.id,
+            _ => String::new(),
+        };
+        let boot_type = if self.settings.default_boot_volume_type.is_empty() {
+            default_volume_type.to_string()
+        } else {
+            self.settings.default_boot_volume_type.clone()
+        };
+        Ok(Lookups {
+            cluster_class: clusterclass::cluster_class_name_for(
+                &self.settings.cluster_class_version,
+            ),
+            control_plane_flavor,
+            worker_flavor,
+            image,
+            default_volume_type: default_volume_type.to_string(),
+            default_boot_volume_type: boot_type,
+            default_boot_volume_size: self.settings.default_boot_volume_size,
+            external_network_id,
+            fixed_network_id,
+            fixed_subnet_id,
+            control_plane_server_group_id,
+            nodegroups,
+            resolved: ResolvedFields::default(),
+        })
+    }
+
+    /// The immutable-field resolver (§6.4): the live OpenStackCluster's values.
+    async fn resolved_fields(&self, m: &Mgmt, stack_id: &str) -> DriverResult<ResolvedFields> {
+        let list = m
+            .list(
+                mgmt::OPENSTACK_CLUSTER,
+                &format!("{CLUSTER_NAME_LABEL}={stack_id}"),
+                "",
+            )
+            .await?;
+        match list.as_slice() {
+            [] => Ok(ResolvedFields::default()),
+            [osc] => {
+                let lb = &osc["spec"]["apiServerLoadBalancer"];
+                let s = |v: &Value| v.as_str().map(str::to_string);
+                Ok(ResolvedFields {
+                    lb_provider: s(&lb["provider"]),
+                    lb_flavor: s(&lb["flavor"]),
+                    lb_availability_zone: s(&lb["availabilityZone"]),
+                    disable_api_server_floating_ip: osc["spec"]["disableAPIServerFloatingIP"]
+                        .as_bool(),
+                })
+            }
+            _ => Err(DriverError::permanent_message(format!(
+                "Cluster {stack_id} has {} OpenStackClusters; expected one.",
+                list.len()
+            ))),
+        }
+    }
+
+    /// `delete_cluster` (spec §4.3): the ClusterResourceSets with their Secrets, then the
+    /// `Cluster`; what is already gone is fine.
+    pub async fn delete(&self, cluster: &Cluster) -> DriverResult<Writes> {
+        let Some(stack_id) = cluster.stack_id.clone().filter(|s| !s.is_empty()) else {
+            return Ok(Writes::none());
+        };
+        let m = self.mgmt().await?;
+        self.delete_addons(m, cluster, &stack_id).await?;
+        m.delete(mgmt::CLUSTER, &stack_id).await?;
+        Ok(Writes::none())
+    }
+
+    async fn delete_addons(&self, m: &Mgmt, cluster: &Cluster, stack_id: &str) -> DriverResult<()> {
+        let uuid = cluster.uuid.clone().unwrap_or_default();
+        let cloud_provider = format!("{stack_id}-cloud-provider");
+        m.delete(mgmt::CLUSTER_RESOURCE_SET, &cloud_provider)
+            .await?;
+        m.delete(mgmt::SECRET, &cloud_provider).await?;
+        if !uuid.is_empty() {
+            m.delete(mgmt::CLUSTER_RESOURCE_SET, &uuid).await?;
+            m.delete(mgmt::SECRET, &uuid).await?;
+        }
+        Ok(())
+    }
+
+    /// The clean-up once the `Cluster` is gone: the credential Secrets, the CA Secrets, the
+    /// addons (again, in case the delete was interrupted), the application credential and the
+    /// server groups.
+    async fn clean_up(&self, ctx: &DriverContext<'_>, cluster: &Cluster) -> DriverResult<()> {
+        let uuid = cluster.uuid.clone().unwrap_or_default();
+        if let Some(stack_id) = cluster.stack_id.clone().filter(|s| !s.is_empty()) {
+            let m = self.mgmt().await?;
+            m.delete(mgmt::SECRET, &secrets::cloud_config_secret_name(&stack_id))
+                .await?;
+            for suffix in ["ca", "etcd", "proxy", "sa"] {
+                m.delete(mgmt::SECRET, &format!("{stack_id}-{suffix}"))
+                    .await?;
+            }
+            self.delete_addons(m, cluster, &stack_id).await?;
+            let cloud = self.cloud()?;
+            cloud.delete_server_group(ctx.request, &stack_id).await?;
+            for ng in ctx
+                .nodegroups
+                .iter()
+                .filter(|ng| ng.role.as_deref() != Some("master"))
+            {
+                cloud
+                    .delete_server_group(ctx.request, &format!("{stack_id}-{}", ng.name))
+                    .await?;
+            }
+        }
+        if !uuid.is_empty() {
+            let user = cluster.user_id.clone().unwrap_or_default();
+            self.deps
+                .application_credentials
+                .as_ref()
+                .ok_or_else(|| missing("Keystone application credentials"))?
+                .delete(&user, &uuid)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// What this tick needs of the cluster's objects (spec §4.2, fewer requests).
+    pub async fn observe(
+        &self,
+        cluster: &Cluster,
+        nodegroups: &[NodeGroup],
+        stack_id: &str,
+    ) -> DriverResult<Observed> {
+        let m = self.mgmt().await?;
+        let mut obs = Observed {
+            cluster: m.get(mgmt::CLUSTER, stack_id).await?,
+            ..Observed::default()
+        };
+        let Some(capi) = obs.cluster.clone() else {
+            return Ok(obs);
+        };
+        let selector = format!("{CLUSTER_NAME_LABEL}={stack_id}");
+        let deleting = cluster.status == Some(ClusterStatus::DeleteInProgress);
+        if !deleting {
+            obs.control_planes = m.list(mgmt::KUBEADM_CONTROL_PLANE, &selector, "").await?;
+            obs.machine_deployments = m.list(mgmt::MACHINE_DEPLOYMENT, &selector, "").await?;
+        }
+        let detail = deleting || status::needs_detail(&capi, nodegroups);
+        if detail {
+            if !deleting {
+                obs.machines = m.list(mgmt::MACHINE, &selector, "").await?;
+            }
+            obs.openstack_clusters = m.list(mgmt::OPENSTACK_CLUSTER, &selector, "").await?;
+        }
+        if !deleting && status::needs_openstack_machines(nodegroups) {
+            obs.openstack_machines = m.list(mgmt::OPENSTACK_MACHINE, &selector, "").await?;
+        }
+        if deleting || !status::cluster_ready(&capi) {
+            obs.cluster_events = m
+                .list(
+                    mgmt::EVENT,
+                    "",
+                    &format!("involvedObject.kind=Cluster,involvedObject.name={stack_id}"),
+                )
+                .await?;
+            if let Some(name) = obs
+                .openstack_clusters
+                .first()
+                .and_then(|o| o["metadata"]["name"].as_str())
+            {
+                obs.openstack_cluster_events = m
+                    .list(
+                        mgmt::EVENT,
+                        "",
+                        &format!("involvedObject.kind=OpenStackCluster,involvedObject.name={name}"),
+                    )
+                    .await?;
+            }
+        }
+        Ok(obs)
+    }
+
+    /// `update_cluster_status` (spec §7).
+    pub async fn status(
+        &self,
+        ctx: &DriverContext<'_>,
+        cluster: &Cluster,
+    ) -> DriverResult<StatusReport> {
+        let complete = StatusReport {
+            status: Some(StatusChange {
+                status: ClusterStatus::DeleteComplete,
+                reason: None,
+            }),
+            ..StatusReport::default()
+        };
+        let Some(stack_id) = cluster.stack_id.clone().filter(|s| !s.is_empty()) else {
+            // nothing was ever written for this cluster
+            if cluster.status == Some(ClusterStatus::DeleteInProgress) {
+                self.clean_up(ctx, cluster).await?;
+                return Ok(complete);
+            }
+            return Ok(StatusReport::unchanged());
+        };
+        if !matches!(
+            cluster.status,
+            Some(
+                ClusterStatus::CreateInProgress
+                    | ClusterStatus::UpdateInProgress
+                    | ClusterStatus::DeleteInProgress
+            )
+        ) {
+            return Ok(StatusReport::unchanged());
+        }
+        let obs = self.observe(cluster, ctx.nodegroups, &stack_id).await?;
+        let failures = status::Failures::now(self.settings.failure_grace);
+        let derived = status::derive(cluster, ctx.nodegroups, &obs, &failures)?;
+        for action in &derived.actions {
+            match action {
+                Action::CleanUp => {
+                    self.clean_up(ctx, cluster).await?;
+                    return Ok(complete);
+                }
+                Action::DeleteServerGroup(name) => {
+                    self.cloud()?.delete_server_group(ctx.request, name).await?;
+                }
+            }
+        }
+        Ok(derived.report)
+    }
+}
+
+/// The worker nodegroups that are (to be) machine deployments.
+fn workers(nodegroups: &[NodeGroup]) -> impl Iterator<Item = &NodeGroup> {
+    nodegroups.iter().filter(|ng| {
+        ng.role.as_deref() != Some("master")
+            && !ng.status.is_some_and(|s| s.as_str().starts_with("DELETE"))
+    })
+}
+
+async fn flavor(
+    cloud: &Arc<dyn DriverCloud>,
+    req: &RequestContext,
+    cache: &mut HashMap<String, Flavor>,
+    name_or_id: &str,
+) -> DriverResult<Flavor> {
+    if let Some(f) = cache.get(name_or_id) {
+        return Ok(f.clone());
+    }
+    let f = to_flavor(cloud.flavor(req, name_or_id).await?);
+    cache.insert(name_or_id.to_string(), f.clone());
+    Ok(f)
+}
+
+async fn image_of(
+    cloud: &Arc<dyn DriverCloud>,
+    req: &RequestContext,
+    cache: &mut HashMap<String, Image>,
+    name_or_id: &str,
+) -> DriverResult<Image> {
+    if let Some(i) = cache.get(name_or_id) {
+        return Ok(i.clone());
+    }
+    let found = cloud.image(req, name_or_id).await?;
+    let i = Image {
+        id: found.id.clone(),
+        hw_disk_bus: found
+            .properties
+            .get("hw_disk_bus")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    };
+    cache.insert(name_or_id.to_string(), i.clone());
+    Ok(i)
+}
+
+fn not_supported(what: &str) -> DriverError {
+    DriverError::permanent(MagnumError::with_message(
+        ErrorKind::NotSupported,
+        format!("{what} is not supported by the Cluster API driver yet."),
+    ))
+}
+
+/// One entry point: a name and an `os` over the shared driver.
+pub struct EntryPoint {
+    name: &'static str,
+    os: &'static str,
+    inner: Arc<CapiDriver>,
+}
+
+impl EntryPoint {
+    pub fn inner(&self) -> &Arc<CapiDriver> {
+        &self.inner
+    }
+}
+
+#[async_trait]
+impl Driver for EntryPoint {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn provides(&self) -> Vec<ProvidedType> {
+        vec![ProvidedType::new("vm", self.os, "kubernetes")]
+    }
+
+    async fn create_cluster(
+        &self,
+        ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
+        _create_timeout: i32,
+    ) -> DriverResult<Writes> {
+        self.inner.create(ctx, cluster).await
+    }
+
+    async fn update_cluster(
+        &self,
+        _ctx: &DriverContext<'_>,
+        _cluster: &mut Cluster,
+        _scale_manager: Option<&dyn ScaleManager>,
+        _rollback: bool,
+    ) -> DriverResult<Writes> {
+        Err(not_supported("Changing node_count with a cluster update"))
+    }
+
+    async fn upgrade_cluster(
+        &self,
+        _ctx: &DriverContext<'_>,
+        _cluster: &mut Cluster,
+        _cluster_template: &ClusterTemplate,
+        _max_batch_size: i32,
+        _nodegroup: &mut NodeGroup,
+        _rollback: bool,
+    ) -> DriverResult<Writes> {
+        Err(not_supported("Upgrading a cluster"))
+    }
+
+    async fn delete_cluster(
+        &self,
+        _ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
+    ) -> DriverResult<Writes> {
+        self.inner.delete(cluster).await
+    }
+
+    async fn resize_cluster(
+        &self,
+        _ctx: &DriverContext<'_>,
+        _cluster: &mut Cluster,
+        _resize_manager: Option<&dyn ScaleManager>,
+        _node_count: i32,
+        _nodes_to_remove: &[String],
+        _nodegroup: &mut NodeGroup,
+    ) -> DriverResult<Writes> {
+        Err(not_supported("Resizing a cluster"))
+    }
+
+    async fn create_nodegroup(
+        &self,
+        _ctx: &DriverContext<'_>,
+        _cluster: &mut Cluster,
+        _nodegroup: &mut NodeGroup,
+    ) -> DriverResult<Writes> {
+        Err(not_supported("Creating a nodegroup"))
+    }
+
+    async fn update_nodegroup(
+        &self,
+        _ctx: &DriverContext<'_>,
+        _cluster: &mut Cluster,
+        _nodegroup: &mut NodeGroup,
+    ) -> DriverResult<Writes> {
+        Err(not_supported("Updating a nodegroup"))
+    }
+
+    async fn delete_nodegroup(
+        &self,
+        _ctx: &DriverContext<'_>,
+        _cluster: &mut Cluster,
+        _nodegroup: &mut NodeGroup,
+    ) -> DriverResult<Writes> {
+        Err(not_supported("Deleting a nodegroup"))
+    }
+
+    async fn update_cluster_status(
+        &self,
+        ctx: &DriverContext<'_>,
+        cluster: &Cluster,
+    ) -> DriverResult<StatusReport> {
+        self.inner.status(ctx, cluster).await
+    }
+
+    fn validate_cluster_create(
+        &self,
+        cluster: &Cluster,
+        template: &ClusterTemplate,
+        master_count: i32,
+    ) -> Result<(), MagnumError> {
+        let ng = |name: &str, role: &str, count: i32| NodeGroup {
+            name: name.into(),
+            role: Some(role.into()),
+            node_count: Some(count),
+            labels: cluster.labels.clone(),
+            ..NodeGroup::default()
+        };
+        validate::validate_create(
+            cluster,
+            template,
+            &[
+                ng("default-master", "master", master_count),
+                ng("default-worker", "worker", 1),
+            ],
+        )
+    }
+
+    fn validate_nodegroup_create(
+        &self,
+        _cluster: &Cluster,
+        nodegroup: &NodeGroup,
+    ) -> Result<(), MagnumError> {
+        validate::validate_nodegroup(nodegroup)
+    }
+}

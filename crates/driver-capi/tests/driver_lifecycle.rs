@@ -1,0 +1,596 @@
+//! The driver against the real management-cluster rig (`tests/services/kapi.sh`: a real
+//! kube-apiserver with the real Cluster API manager, its topology controller, admission and
+//! conversion webhooks) and the scripted CAPO/kubeadm stand-in (`openkeel_tests::capi_standin`):
+//!
+//! * create → the objects exist, the real topology controller accepts them (the ClusterClass's
+//!   39 variables and 30 patches, the `Cluster`'s values) and renders the KubeadmControlPlane and
+//!   the MachineDeployment → the stand-in makes infrastructure, control plane and machines ready
+//!   → the status ticks reach `CREATE_COMPLETE` with `api_address` and `coe_version` → delete →
+//!   the real CAPI tears the cluster down → `DELETE_COMPLETE` and nothing of the cluster's left
+//!   in its namespace, the application credential and server groups deleted;
+//! * the failure cases of spec §11 that belong to create, status and delete: CAPO or the
+//!   control plane failing (F1: `*_FAILED` with CAPI's text instead of forever in progress), a
+//!   worker server failing, an early poll (F7), an object CAPI's admission refuses (F12), an
+//!   unreachable management cluster (transient), deleting what is already gone.
+//!
+//! Each test works in a fresh namespace (the driver's `magnum-system` is a setting). Skips
+//! outside CI when `OPENKEEL_TEST_KUBECONFIG` is not set; fails under `CI=true`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use kube::api::ListParams;
+use kube::Client;
+use openkeel_core::context::RequestContext;
+use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup};
+use openkeel_driver_capi::driver::{entry_points_for, CapiDriver};
+use openkeel_drivers::{Driver, DriverContext, DriverError, StatusReport};
+use openkeel_tests::capi_standin::{CapiStandIn, Failure};
+use openkeel_tests::kapi;
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(120);
+
+struct Rig {
+    client: Client,
+    ns: String,
+    fakes: Fakes,
+    driver: Arc<dyn Driver>,
+    inner: Arc<CapiDriver>,
+    /// Kubernetes API requests of each status tick, with the cluster's status before it.
+    ticks: Vec<(Option<ClusterStatus>, u64)>,
+    cluster: Cluster,
+    nodegroups: Vec<NodeGroup>,
+}
+
+/// A driver that builds its own client from the rig's kubeconfig, in a fresh namespace.
+async fn rig(prefix: &str) -> Option<Rig> {
+    let client = kapi::client().await?;
+    let kubeconfig = kapi::kubeconfig()?;
+    let ns = kapi::fresh_namespace(&client, prefix).await;
+    let fakes = Fakes::new();
+    let mut s = settings(&ns);
+    s.client.kubeconfig = kubeconfig.display().to_string();
+    let inner = Arc::new(CapiDriver::new(s, fakes.deps()));
+    let driver = entry_points_for(inner.clone()).remove(0).1;
+    let uuid = uuid::Uuid::new_v4().to_string();
+    Some(Rig {
+        client,
+        ns,
+        fakes,
+        driver,
+        inner,
+        ticks: Vec::new(),
+        cluster: cluster(&uuid),
+        nodegroups: nodegroups(&uuid),
+    })
+}
+
+impl Rig {
+    fn stack_id(&self) -> String {
+        self.cluster.stack_id.clone().expect("stack_id")
+    }
+
+    async fn create(&mut self) -> Result<(), DriverError> {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = self.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let r = self
+            .driver
+            .create_cluster(&ctx, &mut self.cluster, 60)
+            .await;
+        // the conductor copies stack_id to every nodegroup
+        for ng in &mut self.nodegroups {
+            ng.stack_id = self.cluster.stack_id.clone();
+        }
+        r.map(|_| ())
+    }
+
+    async fn delete(&mut self) -> Result<(), DriverError> {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = self.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        self.cluster.status = Some(ClusterStatus::DeleteInProgress);
+        self.driver
+            .delete_cluster(&ctx, &mut self.cluster)
+            .await
+            .map(|_| ())
+    }
+
+    /// One status tick, its report written as the conductor writes it.
+    async fn tick(&mut self) -> Result<StatusReport, DriverError> {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = self.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let before = match self.inner.mgmt().await {
+            Ok(m) => m.request_count(),
+            Err(_) => 0,
+        };
+        let status_before = self.cluster.status;
+        let report = self.driver.update_cluster_status(&ctx, &self.cluster).await;
+        if let Ok(m) = self.inner.mgmt().await {
+            self.ticks.push((status_before, m.request_count() - before));
+        }
+        let report = report?;
+        if let Some(s) = &report.status {
+            self.cluster.status = Some(s.status);
+            self.cluster.status_reason = s.reason.clone();
+        }
+        if let Some(a) = &report.api_address {
+            self.cluster.api_address = Some(a.clone());
+        }
+        if let Some(v) = &report.coe_version {
+            self.cluster.coe_version = Some(v.clone());
+        }
+        for r in &report.nodegroups {
+            if let Some(ng) = self.nodegroups.iter_mut().find(|n| n.uuid == r.uuid) {
+                if let Some(s) = &r.status {
+                    ng.status = Some(s.status);
+                    ng.status_reason = s.reason.clone();
+                }
+            }
+        }
+        self.nodegroups
+            .retain(|n| !report.destroy_nodegroups.contains(&n.uuid));
+        Ok(report)
+    }
+
+    /// Status ticks (every 500 ms) until the cluster's status is `want` or a tick fails.
+    async fn tick_until(&mut self, want: ClusterStatus) -> Result<(), DriverError> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            self.tick().await?;
+            if self.cluster.status == Some(want) {
+                return Ok(());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still {:?} ({:?}) after {WAIT:?}, waiting for {want:?}",
+                self.cluster.status,
+                self.cluster.status_reason
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// Status ticks until one fails permanently; returns its error.
+    async fn tick_until_failed(&mut self) -> DriverError {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            match self.tick().await {
+                Err(e) if !e.is_transient() => return e,
+                Err(e) => eprintln!("transient: {e}"),
+                Ok(_) => {}
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no failure after {WAIT:?}: {:?} ({:?})",
+                self.cluster.status,
+                self.cluster.status_reason
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    async fn list(&self, api_version: &str, kind: &str, labels: &str) -> Vec<Value> {
+        let api = kapi::dynamic_api(&self.client, &self.ns, api_version, kind).await;
+        let lp = ListParams::default().labels(labels);
+        kapi::retry_transient(&format!("list {kind}"), || api.list(&lp))
+            .await
+            .unwrap_or_else(|e| panic!("list {kind}: {e}"))
+            .items
+            .into_iter()
+            .map(|o| serde_json::to_value(o).unwrap())
+            .collect()
+    }
+
+    async fn names(&self, api_version: &str, kind: &str) -> Vec<String> {
+        self.list(api_version, kind, "")
+            .await
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+
+    fn standin(&self) -> CapiStandIn {
+        CapiStandIn::new(self.client.clone(), &self.ns, &self.stack_id())
+    }
+
+    /// The real topology controller has rendered the control plane and the worker deployment.
+    async fn wait_for_topology(&self) -> (Value, Value) {
+        let sel = format!("cluster.x-k8s.io/cluster-name={}", self.stack_id());
+        let kcp = kapi::wait_for("the KubeadmControlPlane", WAIT, || async {
+            self.list(
+                "controlplane.cluster.x-k8s.io/v1beta1",
+                "KubeadmControlPlane",
+                &sel,
+            )
+            .await
+            .into_iter()
+            .next()
+        })
+        .await;
+        let md = kapi::wait_for("the MachineDeployment default-worker", WAIT, || async {
+            self.list(
+                "cluster.x-k8s.io/v1beta1",
+                "MachineDeployment",
+                &format!("{sel},topology.cluster.x-k8s.io/deployment-name=default-worker"),
+            )
+            .await
+            .into_iter()
+            .next()
+        })
+        .await;
+        (kcp, md)
+    }
+}
+
+fn condition<'a>(obj: &'a Value, t: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == t)
+}
+
+#[tokio::test]
+async fn create_becomes_complete_and_delete_leaves_nothing() {
+    let Some(mut r) = rig("drv-lifecycle").await else {
+        return;
+    };
+    // F7: before anything exists, a tick changes nothing
+    r.cluster.stack_id = None;
+    assert!(r.tick().await.unwrap().is_unchanged());
+
+    r.create().await.expect("create");
+    let stack_id = r.stack_id();
+    let uuid = r.cluster.uuid.clone().unwrap();
+
+    // the objects exist
+    assert!(r
+        .names("cluster.x-k8s.io/v1beta1", "ClusterClass")
+        .await
+        .contains(&"magnum-v0.38.2".to_string()));
+    let crs = r
+        .names("addons.cluster.x-k8s.io/v1beta1", "ClusterResourceSet")
+        .await;
+    assert!(crs.contains(&uuid) && crs.contains(&format!("{stack_id}-cloud-provider")));
+    let secrets = r.names("v1", "Secret").await;
+    for s in [
+        "cloud-config",
+        "ca",
+        "etcd",
+        "proxy",
+        "sa",
+        "cloud-provider",
+    ] {
+        assert!(
+            secrets.contains(&format!("{stack_id}-{s}")),
+            "{s}: {secrets:?}"
+        );
+    }
+    assert!(secrets.contains(&uuid));
+
+    // the real topology controller accepts the class and the Cluster and renders them
+    let deadline = Instant::now() + WAIT;
+    let capi = loop {
+        let c = r
+            .list("cluster.x-k8s.io/v1beta1", "Cluster", "")
+            .await
+            .into_iter()
+            .find(|c| c["metadata"]["name"] == stack_id.as_str())
+            .expect("the Cluster");
+        let t = condition(&c, "TopologyReconciled").cloned();
+        if t.as_ref().is_some_and(|t| t["status"] == "True") {
+            break c;
+        }
+        assert!(Instant::now() < deadline, "TopologyReconciled: {t:#?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(capi["metadata"]["labels"]["cluster-uuid"], uuid.as_str());
+    let (kcp, md) = r.wait_for_topology().await;
+    assert_eq!(kcp["spec"]["replicas"], 1, "{kcp:#}");
+    assert_eq!(kcp["spec"]["version"], "v1.30.4", "{kcp:#}");
+    assert_eq!(md["spec"]["replicas"], 1, "{md:#}");
+
+    // not ready yet: still in progress, with magnum-cluster-api's reason
+    r.tick().await.expect("tick");
+    assert_eq!(r.cluster.status, Some(ClusterStatus::CreateInProgress));
+    let reason = r.cluster.status_reason.clone().unwrap_or_default();
+    assert!(reason.starts_with("CAPI Cluster status: "), "{reason}");
+    assert!(
+        reason.contains(". CAPI OpenstackCluster status reason: "),
+        "{reason}"
+    );
+
+    // the stand-in: CAPO's infrastructure, kubeadm's control plane, the workers' servers
+    let standin = r.standin();
+    kapi::wait_for("the OpenStackCluster", WAIT, || async {
+        standin.infrastructure_ready("192.0.2.10", 6443).await.ok()
+    })
+    .await;
+    kapi::wait_for("the KubeadmControlPlane", WAIT, || async {
+        standin.control_plane(None).await.ok()
+    })
+    .await;
+    kapi::wait_for("a worker Machine", WAIT, || async {
+        let done = standin.machines_ready(None).await;
+        (!done.is_empty()).then_some(())
+    })
+    .await;
+
+    r.tick_until(ClusterStatus::CreateComplete)
+        .await
+        .expect("CREATE_COMPLETE");
+    assert_eq!(
+        r.cluster.api_address.as_deref(),
+        Some("https://192.0.2.10:6443")
+    );
+    assert_eq!(r.cluster.coe_version.as_deref(), Some("v1.30.4"));
+    assert_eq!(r.cluster.status_reason, None);
+    // Kubernetes API requests per status tick while creating (magnum-cluster-api: about ten)
+    let creating: Vec<u64> = r
+        .ticks
+        .iter()
+        .filter(|(s, _)| *s == Some(ClusterStatus::CreateInProgress))
+        .map(|(_, n)| *n)
+        .collect();
+    eprintln!("requests per CREATE_IN_PROGRESS tick: {creating:?}");
+    assert!(creating.iter().all(|n| *n <= 7), "{creating:?}");
+    for ng in &r.nodegroups {
+        assert!(
+            ng.status.is_some_and(|s| s.as_str().ends_with("_COMPLETE")),
+            "{}: {:?}",
+            ng.name,
+            ng.status
+        );
+    }
+
+    // delete: the real CAPI tears the cluster down, then the clean-up
+    r.delete().await.expect("delete");
+    r.tick_until(ClusterStatus::DeleteComplete)
+        .await
+        .expect("DELETE_COMPLETE");
+    let deleting: Vec<u64> = r
+        .ticks
+        .iter()
+        .filter(|(s, _)| *s == Some(ClusterStatus::DeleteInProgress))
+        .map(|(_, n)| *n)
+        .collect();
+    eprintln!("requests per DELETE_IN_PROGRESS tick: {deleting:?}");
+    let sel = format!("cluster.x-k8s.io/cluster-name={stack_id}");
+    for (v, k) in [
+        ("cluster.x-k8s.io/v1beta1", "Cluster"),
+        ("addons.cluster.x-k8s.io/v1beta1", "ClusterResourceSet"),
+    ] {
+        let left: Vec<String> = r
+            .names(v, k)
+            .await
+            .into_iter()
+            .filter(|n| n.contains(&stack_id) || n.contains(&uuid))
+            .collect();
+        assert!(left.is_empty(), "{k}: {left:?}");
+    }
+    for (v, k) in [
+        (
+            "controlplane.cluster.x-k8s.io/v1beta1",
+            "KubeadmControlPlane",
+        ),
+        ("cluster.x-k8s.io/v1beta1", "MachineDeployment"),
+        ("cluster.x-k8s.io/v1beta1", "Machine"),
+        (
+            "infrastructure.cluster.x-k8s.io/v1beta1",
+            "OpenStackCluster",
+        ),
+    ] {
+        assert!(r.list(v, k, &sel).await.is_empty(), "{k} left");
+    }
+    // Secrets: the driver's are gone; what remains of the cluster is owned by another object
+    // (the stand-in's bootstrap data, garbage-collected by a real kube-controller-manager)
+    for s in r.list("v1", "Secret", "").await {
+        let name = s["metadata"]["name"].as_str().unwrap_or("");
+        if name.contains(&stack_id) || name.contains(&uuid) {
+            assert!(
+                s["metadata"]["ownerReferences"]
+                    .as_array()
+                    .is_some_and(|o| !o.is_empty()),
+                "Secret {name} left: {s:#}"
+            );
+        }
+    }
+    let calls = r.fakes.calls.all();
+    assert!(
+        calls.contains(&format!("appcred delete user1 {uuid}")),
+        "{calls:#?}"
+    );
+    assert!(calls.contains(&format!("server group delete {stack_id}")));
+    assert!(calls.contains(&format!("server group delete {stack_id}-default-worker")));
+    // the ClusterClass stays for the next cluster
+    assert!(r
+        .names("cluster.x-k8s.io/v1beta1", "ClusterClass")
+        .await
+        .contains(&"magnum-v0.38.2".to_string()));
+}
+
+/// F1: CAPO cannot build the infrastructure → `CREATE_FAILED` with CAPO's text.
+#[tokio::test]
+async fn an_infrastructure_failure_fails_the_create() {
+    let Some(mut r) = rig("drv-infra-fail").await else {
+        return;
+    };
+    r.create().await.expect("create");
+    let f = Failure::new(
+        "CreateError",
+        "Failed to create load balancer: quota exceeded",
+    );
+    let standin = r.standin();
+    kapi::wait_for("the OpenStackCluster", WAIT, || async {
+        standin.infrastructure_failed(&f).await.ok()
+    })
+    .await;
+    let e = r.tick_until_failed().await;
+    assert!(
+        e.message().starts_with("OpenStackCluster ")
+            && e.message()
+                .ends_with(" failed: CreateError: Failed to create load balancer: quota exceeded"),
+        "{e}"
+    );
+}
+
+/// F1: the control plane cannot come up → `CREATE_FAILED` with the kubeadm control plane's
+/// reason.
+#[tokio::test]
+async fn a_control_plane_failure_fails_the_create() {
+    let Some(mut r) = rig("drv-cp-fail").await else {
+        return;
+    };
+    r.create().await.expect("create");
+    let standin = r.standin();
+    kapi::wait_for("the OpenStackCluster", WAIT, || async {
+        standin.infrastructure_ready("192.0.2.11", 6443).await.ok()
+    })
+    .await;
+    let f = Failure::new("InvalidConfiguration", "etcd member failed to join");
+    kapi::wait_for("the KubeadmControlPlane", WAIT, || async {
+        standin.control_plane(Some(&f)).await.ok()
+    })
+    .await;
+    let e = r.tick_until_failed().await;
+    assert!(
+        e.message().starts_with("KubeadmControlPlane ")
+            && e.message()
+                .contains("InvalidConfiguration: etcd member failed to join"),
+        "{e}"
+    );
+}
+
+/// A worker server that Nova cannot build → `CREATE_FAILED` with CAPO's reason.
+#[tokio::test]
+async fn a_worker_server_failure_fails_the_create() {
+    let Some(mut r) = rig("drv-worker-fail").await else {
+        return;
+    };
+    r.create().await.expect("create");
+    let standin = r.standin();
+    kapi::wait_for("the OpenStackCluster", WAIT, || async {
+        standin.infrastructure_ready("192.0.2.12", 6443).await.ok()
+    })
+    .await;
+    kapi::wait_for("the KubeadmControlPlane", WAIT, || async {
+        standin.control_plane(None).await.ok()
+    })
+    .await;
+    let f = Failure::new("InstanceCreateFailed", "No valid host was found.");
+    kapi::wait_for("a worker Machine", WAIT, || async {
+        let done = standin.machines_ready(Some(("", &f))).await;
+        (!done.is_empty()).then_some(())
+    })
+    .await;
+    let e = r.tick_until_failed().await;
+    assert!(e.message().contains("No valid host was found."), "{e}");
+    assert_ne!(r.cluster.status, Some(ClusterStatus::CreateComplete));
+}
+
+/// F12: what CAPI's admission refuses is a permanent error naming the object (here a
+/// `kube_tag` the create-time check would have refused, sent anyway).
+#[tokio::test]
+async fn an_object_refused_by_admission_fails_the_create() {
+    let Some(mut r) = rig("drv-admission").await else {
+        return;
+    };
+    r.cluster
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert("kube_tag".into(), "banana".into());
+    let e = r.create().await.unwrap_err();
+    assert!(!e.is_transient(), "{e}");
+    assert!(
+        e.message()
+            .contains(&format!("apply Cluster {}/kube-", r.ns))
+            && e.message().contains("(HTTP 422)"),
+        "{e}"
+    );
+}
+
+/// Deleting a cluster whose objects are already gone (or were never written) completes.
+#[tokio::test]
+async fn deleting_what_is_gone_completes() {
+    let Some(mut r) = rig("drv-gone").await else {
+        return;
+    };
+    r.cluster.stack_id = Some("kube-00000".into());
+    r.delete().await.expect("delete");
+    r.tick().await.expect("tick");
+    assert_eq!(r.cluster.status, Some(ClusterStatus::DeleteComplete));
+
+    // a cluster created, then its objects removed behind the driver's back
+    let Some(mut r) = rig("drv-gone2").await else {
+        return;
+    };
+    r.create().await.expect("create");
+    r.delete().await.expect("delete");
+    r.delete().await.expect("a second delete is fine too");
+    r.tick_until(ClusterStatus::DeleteComplete)
+        .await
+        .expect("DELETE_COMPLETE");
+}
+
+/// The management cluster unreachable: transient (the status sync retries), naming it.
+#[tokio::test]
+async fn an_unreachable_management_cluster_is_transient() {
+    let Some(kubeconfig) = kapi::kubeconfig() else {
+        return;
+    };
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    // the same credentials, a port nothing listens on
+    let mut doc: Value = serde_yaml::from_str(&text).unwrap();
+    for c in doc["clusters"].as_array_mut().unwrap() {
+        c["cluster"]["server"] = Value::String("https://127.0.0.1:1".into());
+    }
+    std::fs::write(&path, serde_yaml::to_string(&doc).unwrap()).unwrap();
+    let fakes = Fakes::new();
+    let mut s = settings("magnum-system");
+    s.client.kubeconfig = path.display().to_string();
+    s.request_timeout = Duration::from_secs(3);
+    let d = entry_points_for(Arc::new(CapiDriver::new(s, fakes.deps())))
+        .remove(0)
+        .1;
+    let req = RequestContext::default();
+    let t = template();
+    let ngs = nodegroups(UUID);
+    let ctx = DriverContext {
+        request: &req,
+        template: &t,
+        nodegroups: &ngs,
+    };
+    let mut c = cluster(UUID);
+    c.stack_id = Some("kube-abcde".into());
+    let e = d.update_cluster_status(&ctx, &c).await.unwrap_err();
+    assert!(e.is_transient(), "{e}");
+    assert!(
+        e.message().contains("get Cluster magnum-system/kube-abcde"),
+        "{e}"
+    );
+}
