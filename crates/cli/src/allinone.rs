@@ -294,17 +294,26 @@ pub fn driver_registry(
 ) -> Result<Arc<openkeel_drivers::DriverRegistry>, StartError> {
     let deps = driver_deps(config, db)?;
     tracing::debug!(?deps, "driver dependencies");
-    let mut registry = openkeel_drivers::DriverRegistry::new(driver_settings(config));
+    let mut settings = driver_settings(config);
+    // With the simulator (development, the embedded default) and no [drivers]
+    // default_driver, a template that names no driver gets the simulator, not the
+    // alphabetically first entry point (k8s_cluster_api_debian), as Magnum would pick.
+    let sim = openkeel_drivers::simulator::NAME;
+    if config.openkeel.enable_simulator_driver
+        && settings.default_driver.as_deref().is_none_or(str::is_empty)
+        && !settings.disabled_drivers.iter().any(|d| d == sim)
+    {
+        settings.default_driver = Some(sim.to_string());
+    }
+    let mut registry = openkeel_drivers::DriverRegistry::new(settings);
 
-    // ---- The Cluster API driver's entry points (issue 12) ---------------------------------
-    // The single place where `openkeel_driver_capi::entry_points(config, deps)` (the five
-    // `k8s_cluster_api_*` drivers) is registered, before the simulator:
-    //
-    //     for (name, driver) in openkeel_driver_capi::entry_points(config, deps.clone()) {
-    //         registry.register_as(name, driver);
-    //     }
-    let _ = &deps;
-    // ----------------------------------------------------------------------------------------
+    // The Cluster API driver's five `k8s_cluster_api_*` entry points (magnum-cluster-api's),
+    // before the simulator.
+    let capi = openkeel_driver_capi::entry_points(config, deps.clone())
+        .map_err(|e| StartError::Unsupported(format!("the Cluster API driver: {}", e.message())))?;
+    for (name, driver) in capi {
+        registry.register_as(name, driver);
+    }
 
     if config.openkeel.enable_simulator_driver {
         registry.register(Arc::new(openkeel_drivers::simulator::SimulatorDriver::new()));

@@ -89,15 +89,36 @@ fn list_drivers_matches_magnum_driver_manage() {
         "Metadata-Version: 2.1\nName: okfake-driver\nVersion: 1.0\n",
     )
     .unwrap();
-    std::fs::write(
-        dist.join("entry_points.txt"),
-        "[magnum.drivers]\nsimulator = okfake_driver:Driver\n",
-    )
-    .unwrap();
+    // magnum-cluster-api's five entry points (names, classes' `provides`: its
+    // `magnum_cluster_api/driver.py`), then the simulator, in OpenKeel's registration order.
+    // Stand-ins: the real package cannot be loaded by magnum-driver-manage without its
+    // runtime dependencies (heatclient, sherlock, kubernetes, ...), which the venv keeps out.
+    let capi = [
+        ("k8s_cluster_api_ubuntu", "Ubuntu", "ubuntu"),
+        (
+            "k8s_cluster_api_ubuntu_focal",
+            "UbuntuFocal",
+            "ubuntu-focal",
+        ),
+        ("k8s_cluster_api_debian", "Debian", "debian"),
+        ("k8s_cluster_api_flatcar", "Flatcar", "flatcar"),
+        ("k8s_cluster_api_rockylinux", "RockyLinux", "rockylinux"),
+    ];
+    let mut entry_points = "[magnum.drivers]\n".to_string();
+    let mut module = String::new();
+    for (name, class, os) in capi {
+        entry_points += &format!("{name} = okfake_driver:{class}\n");
+        module += &format!(
+            "class {class}:\n    provides = [{{'server_type': 'vm', 'os': '{os}', 'coe': 'kubernetes'}}]\n"
+        );
+    }
+    entry_points += "simulator = okfake_driver:Driver\n";
+    std::fs::write(dist.join("entry_points.txt"), entry_points).unwrap();
     // The simulator's tuples (crates/drivers/src/simulator.rs `provides`).
     std::fs::write(
         site.join("okfake_driver.py"),
-        "class Driver:\n    provides = [\n".to_string()
+        module
+            + "class Driver:\n    provides = [\n"
             + &["ubuntu", "ubuntu-focal", "debian", "flatcar", "rockylinux"]
                 .iter()
                 .map(|os| {
