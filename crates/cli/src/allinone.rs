@@ -804,12 +804,37 @@ mod tests {
     fn the_registry_ends_with_the_simulator() {
         let dir = tempfile::tempdir().unwrap();
         let embedded = config(&embedded_defaults(dir.path()));
+        let capi = [
+            "k8s_cluster_api_ubuntu",
+            "k8s_cluster_api_ubuntu_focal",
+            "k8s_cluster_api_debian",
+            "k8s_cluster_api_flatcar",
+            "k8s_cluster_api_rockylinux",
+        ];
         let r = driver_registry(&embedded, None).unwrap();
-        assert_eq!(r.registered_names().last(), Some(&"simulator"));
+        let mut want = capi.to_vec();
+        want.push("simulator");
+        assert_eq!(r.registered_names(), want);
+        // The simulator serves the shared tuples and is the default driver.
+        assert_eq!(
+            r.get_default_driver().unwrap().as_deref(),
+            Some("simulator")
+        );
         let off = config("[openkeel]\nenable_simulator_driver = false\n");
-        assert!(driver_registry(&off, None)
-            .unwrap()
-            .registered_names()
-            .is_empty());
+        let r = driver_registry(&off, None).unwrap();
+        assert_eq!(r.registered_names(), capi.to_vec());
+        // Magnum's rule: the alphabetically first entry point.
+        assert_eq!(
+            r.get_default_driver().unwrap().as_deref(),
+            Some("k8s_cluster_api_debian")
+        );
+        let disabled = config(
+            "[openkeel]\nenable_simulator_driver = true\n[drivers]\ndisabled_drivers = simulator\n",
+        );
+        let r = driver_registry(&disabled, None).unwrap();
+        assert_eq!(
+            r.get_default_driver().unwrap().as_deref(),
+            Some("k8s_cluster_api_debian")
+        );
     }
 }
