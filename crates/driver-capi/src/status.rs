@@ -165,6 +165,7 @@ pub fn failure_of(object: &Value, kind: &str, failures: &Failures) -> Option<Str
     let failed = status["conditions"].as_array()?.iter().find(|c| {
         c["status"].as_str() == Some("False")
             && c["severity"].as_str() == Some("Error")
+            && !is_waiting(c["reason"].as_str().unwrap_or_default())
             && failures.lasted(c["lastTransitionTime"].as_str())
     })?;
     let rm = reason_message(text(&failed["reason"]), text(&failed["message"]));
@@ -178,6 +179,14 @@ pub fn failure_of(object: &Value, kind: &str, failures: &Failures) -> Option<Str
             failed["type"].as_str().unwrap_or("a condition")
         ),
     })
+}
+
+/// Reasons CAPI reports with severity `Error` while it only waits for something else: the
+/// MachineSet preflight checks hold workers back while the control plane is provisioning or
+/// upgrading (`PreflightCheckFailed`, seen on the real rig under load for over a minute), and
+/// the `Waiting…` reasons. They are progress, not failures.
+fn is_waiting(reason: &str) -> bool {
+    reason == "PreflightCheckFailed" || reason.starts_with("Waiting")
 }
 
 /// The first failure among the cluster's objects, in the order a reader would look for it:

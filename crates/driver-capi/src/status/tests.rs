@@ -413,6 +413,14 @@ fn error_conditions_fail_only_once_they_have_lasted() {
     assert!(derive(&c, &ngs, &obs, &at("2026-07-01T10:00:30Z")).is_ok());
     // 90 s: a failure
     let e = derive(&c, &ngs, &obs, &at("2026-07-01T10:01:30Z")).unwrap_err();
+    // ... but waiting for the control plane is not, however long it takes
+    let mut waiting = obs.clone();
+    let conds = waiting.cluster.as_mut().unwrap()["status"]["conditions"]
+        .as_array_mut()
+        .unwrap();
+    let last = conds.len() - 1;
+    conds[last]["reason"] = json!("PreflightCheckFailed");
+    assert!(derive(&c, &ngs, &waiting, &at("2026-07-01T11:00:00Z")).is_ok());
     assert_eq!(
         e.message(),
         "Cluster kube-ab12c failed: TopologyReconciled is False: TopologyReconcileFailed: \
