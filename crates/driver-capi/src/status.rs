@@ -18,9 +18,11 @@
 //! * a poll before the objects exist (no `Cluster`, no conditions yet, no `OpenStackCluster`)
 //!   changes nothing instead of aborting the round (§11 F7);
 //! * a failure CAPI reports — `failureReason`/`failureMessage` (CAPI's terminal failures), a
-//!   `MachineDeployment` in phase `Failed`, or a condition `False` with severity `Error` that
-//!   has stayed so for [`Failures::grace`] (CAPI also reports errors it retries that way, e.g.
-//!   a `TopologyReconciled` conflict) on the `Cluster`, its `OpenStackCluster`,
+//!   `MachineDeployment` in phase `Failed`, or a condition `False` with severity `Error` and a
+//!   reason that does not recover by itself (an instance that could not be created) that has
+//!   stayed so for [`Failures::grace`] (CAPI reports most errors it retries the same way, e.g.
+//!   `TopologyReconcileFailed` after a stale cache read, `PreflightCheckFailed` while the
+//!   control plane provisions: those stay progress) on the `Cluster`, its `OpenStackCluster`,
 //!   `KubeadmControlPlane`, `Machine`s or `OpenStackMachine`s — is a permanent error whose text
 //!   is CAPI's own, so the conductor marks the operation `*_FAILED` (§11 F1);
 //! * a nodegroup being deleted waits for its `MachineDeployment` to go instead of aborting
@@ -165,7 +167,7 @@ pub fn failure_of(object: &Value, kind: &str, failures: &Failures) -> Option<Str
     let failed = status["conditions"].as_array()?.iter().find(|c| {
         c["status"].as_str() == Some("False")
             && c["severity"].as_str() == Some("Error")
-            && !is_waiting(c["reason"].as_str().unwrap_or_default())
+            && is_terminal(c["reason"].as_str().unwrap_or_default())
             && failures.lasted(c["lastTransitionTime"].as_str())
     })?;
     let rm = reason_message(text(&failed["reason"]), text(&failed["message"]));
@@ -181,12 +183,17 @@ pub fn failure_of(object: &Value, kind: &str, failures: &Failures) -> Option<Str
     })
 }
 
-/// Reasons CAPI reports with severity `Error` while it only waits for something else: the
-/// MachineSet preflight checks hold workers back while the control plane is provisioning or
-/// upgrading (`PreflightCheckFailed`, seen on the real rig under load for over a minute), and
-/// the `Waiting…` reasons. They are progress, not failures.
-fn is_waiting(reason: &str) -> bool {
-    reason == "PreflightCheckFailed" || reason.starts_with("Waiting")
+/// Condition reasons (severity `Error`) that do not recover without a change: CAPO's for a
+/// server that could not be created or is gone. Cluster API reports most of what it retries
+/// with severity `Error` too (seen on the real rig under load: `PreflightCheckFailed` for over
+/// a minute while the control plane provisioned, `TopologyReconcileFailed` after a stale cache
+/// read, both followed by success), so any other reason is progress; terminal failures also
+/// come as `failureReason` / `failureMessage`.
+fn is_terminal(reason: &str) -> bool {
+    matches!(
+        reason,
+        "InstanceCreateFailed" | "InstanceStateError" | "InstanceNotFound" | "InstanceDeleteFailed"
+    )
 }
 
 /// The first failure among the cluster's objects, in the order a reader would look for it:

@@ -409,23 +409,33 @@ fn error_conditions_fail_only_once_they_have_lasted() {
         now: DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc),
         grace: Duration::from_secs(60),
     };
-    // 30 s: maybe a conflict CAPI retries
-    assert!(derive(&c, &ngs, &obs, &at("2026-07-01T10:00:30Z")).is_ok());
-    // 90 s: a failure
-    let e = derive(&c, &ngs, &obs, &at("2026-07-01T10:01:30Z")).unwrap_err();
-    // ... but waiting for the control plane is not, however long it takes
-    let mut waiting = obs.clone();
-    let conds = waiting.cluster.as_mut().unwrap()["status"]["conditions"]
+    // CAPI retries a failed topology reconcile (a stale cache read, a conflict): progress,
+    // however long it lasts; the conductor's create_timeout bounds it
+    assert!(derive(&c, &ngs, &obs, &at("2026-07-01T11:00:00Z")).is_ok());
+    // a server that could not be created is a failure once it has lasted the grace period
+    let mut failed = obs.clone();
+    let conds = failed.cluster.as_mut().unwrap()["status"]["conditions"]
         .as_array_mut()
         .unwrap();
     let last = conds.len() - 1;
-    conds[last]["reason"] = json!("PreflightCheckFailed");
-    assert!(derive(&c, &ngs, &waiting, &at("2026-07-01T11:00:00Z")).is_ok());
+    conds[last]["reason"] = json!("InstanceCreateFailed");
+    conds[last]["message"] = json!("No valid host was found.");
+    // 30 s: maybe Nova's scheduler retries
+    assert!(derive(&c, &ngs, &failed, &at("2026-07-01T10:00:30Z")).is_ok());
+    // 90 s: a failure
+    let e = derive(&c, &ngs, &failed, &at("2026-07-01T10:01:30Z")).unwrap_err();
     assert_eq!(
         e.message(),
-        "Cluster kube-ab12c failed: TopologyReconciled is False: TopologyReconcileFailed: \
-         spec.externalNetwork.id must be of type uuid"
+        "Cluster kube-ab12c failed: TopologyReconciled is False: InstanceCreateFailed: \
+         No valid host was found."
     );
+    // waiting for the control plane is not a failure, however long it takes
+    let mut waiting = failed.clone();
+    let conds = waiting.cluster.as_mut().unwrap()["status"]["conditions"]
+        .as_array_mut()
+        .unwrap();
+    conds[last]["reason"] = json!("PreflightCheckFailed");
+    assert!(derive(&c, &ngs, &waiting, &at("2026-07-01T11:00:00Z")).is_ok());
     // failureReason is terminal at once, whatever the time
     let mut obs2 = obs.clone();
     obs2.control_planes =
