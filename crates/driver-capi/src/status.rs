@@ -150,9 +150,15 @@ fn reason_message(reason: Option<&str>, message: Option<&str>) -> Option<String>
     }
 }
 
+/// Condition reasons CAPI reports with severity `Error` for a state it waits out and retries
+/// by design, never a failure: a MachineSet's preflight checks (`ControlPlaneIsStable`, the
+/// version-skew checks) hold the workers back while the control plane is provisioning, which
+/// with real servers takes minutes. The MachineDeployment mirrors it as `MachineSetReady`.
+pub const WAITING_REASONS: &[&str] = &["PreflightCheckFailed"];
+
 /// What CAPI says failed about `object` (`kind` names it in the text): its
 /// `status.failureReason` / `failureMessage`, else the first condition `False` with severity
-/// `Error` for the grace period of `failures`.
+/// `Error` for the grace period of `failures` (except the [`WAITING_REASONS`]).
 pub fn failure_of(object: &Value, kind: &str, failures: &Failures) -> Option<String> {
     let status = &object["status"];
     let what = format!("{kind} {}", name_of(object));
@@ -165,6 +171,9 @@ pub fn failure_of(object: &Value, kind: &str, failures: &Failures) -> Option<Str
     let failed = status["conditions"].as_array()?.iter().find(|c| {
         c["status"].as_str() == Some("False")
             && c["severity"].as_str() == Some("Error")
+            && !c["reason"]
+                .as_str()
+                .is_some_and(|r| WAITING_REASONS.contains(&r))
             && failures.lasted(c["lastTransitionTime"].as_str())
     })?;
     let rm = reason_message(text(&failed["reason"]), text(&failed["message"]));
