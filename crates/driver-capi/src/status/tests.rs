@@ -443,3 +443,44 @@ fn error_conditions_fail_only_once_they_have_lasted() {
     obs2.cluster.as_mut().unwrap()["status"]["conditions"] = json!([]);
     assert!(derive(&c, &ngs, &obs2, &at("2026-07-01T10:00:01Z")).is_err());
 }
+
+/// A MachineDeployment held back by its MachineSet's preflight checks while the control plane
+/// is provisioning (real CAPI v1.13: `MachineSetReady` False, severity Error,
+/// `PreflightCheckFailed`) is waiting, however long it lasts: with real servers the control
+/// plane takes minutes, longer than the grace period.
+#[test]
+fn preflight_checks_are_waiting_not_failures() {
+    let c = cluster(ClusterStatus::CreateInProgress);
+    let ngs = nodegroups(ClusterStatus::CreateInProgress);
+    let mut deployment = md("default-worker", "ScalingUp", 2);
+    deployment["status"]["conditions"] = json!([
+        {"type": "MachineSetReady", "status": "False", "severity": "Error",
+         "reason": "PreflightCheckFailed",
+         "message": "KubeadmControlPlane magnum-system/kube-ab12c-k6g25 is provisioning (\"ControlPlaneIsStable\" preflight check failed)",
+         "lastTransitionTime": "2026-07-01T10:00:00Z"}]);
+    let obs = Observed {
+        cluster: Some(capi_cluster(false)),
+        control_planes: vec![kcp(3, 0, false, 1)],
+        machine_deployments: vec![deployment.clone()],
+        ..Default::default()
+    };
+    let hour_later = Failures {
+        now: DateTime::parse_from_rfc3339("2026-07-01T11:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc),
+        grace: Duration::from_secs(60),
+    };
+    let d = derive(&c, &ngs, &obs, &hour_later).expect("still waiting");
+    assert!(
+        d.report
+            .status
+            .as_ref()
+            .is_none_or(|s| s.status == ClusterStatus::CreateInProgress),
+        "{d:?}"
+    );
+    // a terminal reason on the same condition is still a failure
+    let mut obs2 = obs.clone();
+    obs2.machine_deployments[0]["status"]["conditions"][0]["reason"] =
+        json!("InstanceCreateFailed");
+    assert!(derive(&c, &ngs, &obs2, &hour_later).is_err());
+}
