@@ -27,92 +27,22 @@
 //! under `CI=true`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/coe.rs"]
+mod coe;
+
+use coe::{Auth, Cli};
+
 use kube::api::ListParams;
 use kube::Client;
 use openkeel_tests::capi_standin::CapiStandIn;
 use openkeel_tests::kapi;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const NS: &str = "magnum-system";
 const WAIT: Duration = Duration::from_secs(180);
 const API_HOST: &str = "192.0.2.77";
-
-struct Cli {
-    openstack: PathBuf,
-    clouds: PathBuf,
-    cloud: &'static str,
-}
-
-impl Cli {
-    async fn run(&self, args: &[&str]) -> std::process::Output {
-        let mut full = vec!["coe"];
-        full.extend_from_slice(args);
-        openkeel_tests::helper(&self.openstack)
-            .args(&full)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", std::env::temp_dir())
-            .env("OS_CLIENT_CONFIG_FILE", &self.clouds)
-            .env("OS_CLOUD", self.cloud)
-            .env("PYTHONWARNINGS", "ignore")
-            .env("SHELL", "/bin/bash")
-            .output()
-            .await
-            .expect("run openstack")
-    }
-
-    async fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args).await;
-        assert!(
-            out.status.success(),
-            "openstack coe {} failed ({}):\nstdout: {}\nstderr: {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    async fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args).await;
-        assert!(
-            !out.status.success(),
-            "openstack coe {} unexpectedly succeeded: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout)
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-
-    async fn json(&self, args: &[&str]) -> Value {
-        let mut a = args.to_vec();
-        a.extend(["-f", "json"]);
-        let out = self.ok(&a).await;
-        let start = out.find(['{', '[']).unwrap_or(0);
-        serde_json::from_str(&out[start..]).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-    }
-
-    async fn wait_status(&self, cluster: &str, want: &str) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let v = self.json(&["cluster", "show", cluster]).await;
-            let status = v["status"].as_str().unwrap_or_default().to_string();
-            if status == want {
-                return v;
-            }
-            assert!(!status.ends_with("FAILED"), "{cluster}: {v}");
-            assert!(
-                Instant::now() < deadline,
-                "{cluster} stuck in {status} ({}), wanted {want}",
-                v["status_reason"]
-            );
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
-    }
-}
 
 /// The test Keystone's region (`accounts.json`), a region the application credential may name.
 fn keystone_region() -> String {
@@ -277,8 +207,11 @@ async fn openstack_coe_cluster_api_end_to_end() {
     std::fs::write(&clouds, ks.clouds_yaml_for(&region)).unwrap();
     let demo = Cli {
         openstack: openstack.clone(),
-        clouds: clouds.clone(),
-        cloud: "demo",
+        endpoint: String::new(),
+        auth: Auth::Cloud {
+            clouds: clouds.clone(),
+            cloud: "demo".into(),
+        },
     };
     let demo_user = ks.user_id("demo");
 

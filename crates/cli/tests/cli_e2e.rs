@@ -35,7 +35,7 @@ async fn openstack_coe_flow() {
     let cli = Cli {
         openstack,
         endpoint: format!("http://{addr}/v1"),
-        token: None,
+        auth: coe::Auth::None,
     };
 
     coe::coe_flow(&cli, &srv.db).await;
@@ -57,7 +57,7 @@ async fn openstack_coe_ca_and_cluster_config() {
     let cli = Cli {
         openstack,
         endpoint: format!("http://{addr}/v1"),
-        token: None,
+        auth: coe::Auth::None,
     };
     coe::ca_flow(&cli, dir.path()).await;
     srv.stop().await.expect("stop");

@@ -133,7 +133,7 @@ async fn openkeel_api_in_front_of_the_real_magnum_conductor() {
     let cli = Cli {
         openstack: env.openstack.clone(),
         endpoint: format!("http://{}/v1", api.addr),
-        token: None,
+        auth: coe::Auth::None,
     };
     coe::coe_flow_expecting(&cli, &env.db, Expect::MAGNUM).await;
 
@@ -189,7 +189,7 @@ async fn the_real_magnum_api_in_front_of_openkeel_conductor() {
     let cli = Cli {
         openstack: env.openstack.clone(),
         endpoint: setup.api_url(),
-        token: Some(token),
+        auth: coe::Auth::Token(token),
     };
     coe::coe_flow_expecting(&cli, &conductor.db, Expect::OPENKEEL).await;
 
@@ -309,12 +309,12 @@ async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
     let python = Cli {
         openstack: env.openstack.clone(),
         endpoint: setup.api_url(),
-        token: Some(token),
+        auth: coe::Auth::Token(token),
     };
     let rust = Cli {
         openstack: env.openstack.clone(),
         endpoint: format!("http://{}/v1", rust_api.addr),
-        token: None,
+        auth: coe::Auth::None,
     };
 
     // The same operations through each API; the frames each publishes are taken apart.
@@ -522,7 +522,7 @@ async fn openkeel_conductor_answers_magnum_apis_object_reads_as_magnum_conductor
     let cli = Cli {
         openstack: env.openstack.clone(),
         endpoint: setup.api_url(),
-        token: Some(token),
+        auth: coe::Auth::Token(token),
     };
     cli.json(&[
         "cluster",

@@ -4,80 +4,14 @@
 //! test's own), and drive the all-in-one server with `auth_strategy = keystone`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/coe.rs"]
+mod coe;
+
+use coe::{Auth, Cli};
+
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-struct Cli {
-    openstack: PathBuf,
-    clouds: PathBuf,
-    cloud: &'static str,
-}
-
-impl Cli {
-    async fn run(&self, args: &[&str]) -> std::process::Output {
-        let mut full = vec!["coe"];
-        full.extend_from_slice(args);
-        openkeel_tests::helper(&self.openstack)
-            .args(&full)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", std::env::temp_dir())
-            .env("OS_CLIENT_CONFIG_FILE", &self.clouds)
-            .env("OS_CLOUD", self.cloud)
-            .env("PYTHONWARNINGS", "ignore")
-            .output()
-            .await
-            .expect("run openstack")
-    }
-
-    async fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args).await;
-        assert!(
-            out.status.success(),
-            "[{}] openstack coe {} failed ({}):\nstdout: {}\nstderr: {}",
-            self.cloud,
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    async fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args).await;
-        assert!(
-            !out.status.success(),
-            "[{}] openstack coe {} unexpectedly succeeded",
-            self.cloud,
-            args.join(" ")
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-
-    async fn json(&self, args: &[&str]) -> Value {
-        let mut a = args.to_vec();
-        a.extend(["-f", "json"]);
-        let out = self.ok(&a).await;
-        let start = out.find(['{', '[']).unwrap_or(0);
-        serde_json::from_str(&out[start..]).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-    }
-
-    async fn wait_status(&self, cluster: &str, want: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let v = self.json(&["cluster", "show", cluster]).await;
-            let status = v["status"].as_str().unwrap_or_default().to_string();
-            if status == want {
-                return v;
-            }
-            assert!(!status.ends_with("FAILED"), "{cluster}: {v}");
-            assert!(Instant::now() < deadline, "{cluster} stuck in {status}");
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
-    }
-}
 
 async fn start(dir: &Path, ks: &openkeel_tests::Keystone) -> openkeel::allinone::Running {
     let conf = dir.join("test.conf");
@@ -115,10 +49,13 @@ async fn openstack_coe_with_keystone_password_auth() {
         .await;
     let clouds = dir.path().join("clouds.yaml");
     std::fs::write(&clouds, ks.clouds_yaml_for(&region)).unwrap();
-    let cli = |cloud| Cli {
+    let cli = |cloud: &str| Cli {
         openstack: openstack.clone(),
-        clouds: clouds.clone(),
-        cloud,
+        endpoint: String::new(),
+        auth: Auth::Cloud {
+            clouds: clouds.clone(),
+            cloud: cloud.into(),
+        },
     };
     let demo = cli("demo");
     let alt = cli("alt");

@@ -106,7 +106,7 @@ async fn openstack_coe_flow_through_openkeel_api_and_openkeel_conductor_over_rab
     let cli = Cli {
         openstack,
         endpoint: format!("http://{}/v1", api.addr),
-        token: None,
+        auth: coe::Auth::None,
     };
     coe::coe_flow(&cli, &conductor.db).await;
 
@@ -393,7 +393,7 @@ async fn certificates_over_rabbitmq() {
     let cli = Cli {
         openstack,
         endpoint: format!("http://{}/v1", api.addr),
-        token: None,
+        auth: coe::Auth::None,
     };
     coe::ca_flow(&cli, dir.path()).await;
     api.stop().await.unwrap();

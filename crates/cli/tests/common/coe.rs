@@ -14,11 +14,21 @@ const WAIT: Duration = Duration::from_secs(180);
 
 pub struct Cli {
     pub openstack: PathBuf,
+    /// The API's `/v1` endpoint (`OS_ENDPOINT`); unused with [`Auth::Cloud`], where the
+    /// catalogue gives it.
     pub endpoint: String,
-    /// `None`: keystoneauth's `none` plugin (the CLI sends `X-Auth-Token: notused`);
-    /// `Some(token)`: the `admin_token` plugin sends this token (a stand-in cloud's, so the
-    /// real magnum-api can reach Glance / Nova / Neutron with it).
-    pub token: Option<String>,
+    pub auth: Auth,
+}
+
+/// How the CLI authenticates.
+pub enum Auth {
+    /// keystoneauth's `none` plugin (the CLI sends `X-Auth-Token: notused`).
+    None,
+    /// The `admin_token` plugin sends this token (a stand-in cloud's, so the real magnum-api
+    /// can reach Glance / Nova / Neutron with it).
+    Token(String),
+    /// A cloud of a `clouds.yaml` (a real Keystone user; the endpoint from its catalogue).
+    Cloud { clouds: PathBuf, cloud: String },
 }
 
 /// Where the server side legitimately behaves differently in the flow (docs/differences.md).
@@ -81,16 +91,21 @@ impl Cli {
         full.extend_from_slice(args);
         let mut cmd = openkeel_tests::helper(&self.openstack);
         cmd.env_clear();
-        match &self.token {
-            None => cmd.env("OS_AUTH_TYPE", "none"),
-            Some(token) => cmd
+        match &self.auth {
+            Auth::None => cmd
+                .env("OS_AUTH_TYPE", "none")
+                .env("OS_ENDPOINT", &self.endpoint),
+            Auth::Token(token) => cmd
                 .env("OS_AUTH_TYPE", "admin_token")
-                .env("OS_TOKEN", token),
+                .env("OS_TOKEN", token)
+                .env("OS_ENDPOINT", &self.endpoint),
+            Auth::Cloud { clouds, cloud } => cmd
+                .env("OS_CLIENT_CONFIG_FILE", clouds)
+                .env("OS_CLOUD", cloud),
         };
         cmd.args(&full)
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", std::env::temp_dir())
-            .env("OS_ENDPOINT", &self.endpoint)
             .env("PYTHONWARNINGS", "ignore")
             // `cluster config` prints the export line for the caller's shell
             .env("SHELL", "/bin/bash")
