@@ -24,6 +24,7 @@
 use crate::auth::SessionError;
 use crate::keystone::{join, CallError, Failure, KeystoneCloud, Service};
 use crate::simulated::SimulatedCloud;
+use crate::validate::{one_network, one_subnet};
 use async_trait::async_trait;
 use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};
 use openkeel_core::context::RequestContext;
@@ -55,59 +56,6 @@ pub fn pick_flavor(flavors: Vec<Flavor>, name_or_id: &str) -> Result<Flavor, Mag
         .into_iter()
         .find(|f| f.name == name_or_id || f.id == name_or_id)
         .ok_or_else(|| MagnumError::new(ErrorKind::FlavorNotFound, &[("flavor", &name_or_id)]))
-}
-
-/// Magnum's `neutron.get_network`: exactly one network with that name or id.
-pub fn pick_network(
-    networks: Vec<NamedResource>,
-    name_or_id: &str,
-    external: bool,
-) -> Result<NamedResource, MagnumError> {
-    let mut found: Vec<NamedResource> = networks
-        .into_iter()
-        .filter(|n| n.name == name_or_id || n.id == name_or_id)
-        .collect();
-    match found.len() {
-        0 if external => Err(MagnumError::new(
-            ErrorKind::ExternalNetworkNotFound,
-            &[("network", &name_or_id)],
-        )),
-        0 => Err(MagnumError::new(
-            ErrorKind::FixedNetworkNotFound,
-            &[("network", &name_or_id)],
-        )),
-        1 => Ok(found.remove(0)),
-        _ => Err(MagnumError::with_message(
-            ErrorKind::Conflict,
-            format!(
-                "Multiple networks exist with same name '{name_or_id}'. Please use the network ID instead."
-            ),
-        )),
-    }
-}
-
-/// Magnum's `neutron.get_subnet`: exactly one subnet with that name or id.
-pub fn pick_subnet(
-    subnets: Vec<NamedResource>,
-    name_or_id: &str,
-) -> Result<NamedResource, MagnumError> {
-    let mut found: Vec<NamedResource> = subnets
-        .into_iter()
-        .filter(|n| n.name == name_or_id || n.id == name_or_id)
-        .collect();
-    match found.len() {
-        0 => Err(MagnumError::new(
-            ErrorKind::FixedSubnetNotFound,
-            &[("subnet", &name_or_id)],
-        )),
-        1 => Ok(found.remove(0)),
-        _ => Err(MagnumError::with_message(
-            ErrorKind::Conflict,
-            format!(
-                "Multiple subnets exist with same name '{name_or_id}'. Please use the subnet ID instead."
-            ),
-        )),
-    }
 }
 
 fn str_of(v: &Value, key: &str) -> Option<String> {
@@ -283,7 +231,7 @@ impl DriverCloud for KeystoneCloud {
             self.list_networks_call(ctx).await
         }
         .map_err(CallError::into_driver)?;
-        Ok(pick_network(networks, name_or_id, external)?)
+        Ok(one_network(networks, name_or_id, external)?)
     }
 
     async fn subnet(&self, ctx: &RequestContext, name_or_id: &str) -> DriverResult<NamedResource> {
@@ -291,7 +239,7 @@ impl DriverCloud for KeystoneCloud {
             .list_subnets_call(ctx)
             .await
             .map_err(CallError::into_driver)?;
-        Ok(pick_subnet(subnets, name_or_id)?)
+        Ok(one_subnet(subnets, name_or_id)?)
     }
 
     async fn default_volume_type(&self, ctx: &RequestContext) -> DriverResult<String> {
@@ -343,11 +291,11 @@ impl DriverCloud for SimulatedCloud {
         } else {
             self.networks_named(ctx, name_or_id).await?
         };
-        Ok(pick_network(networks, name_or_id, external)?)
+        Ok(one_network(networks, name_or_id, external)?)
     }
 
     async fn subnet(&self, ctx: &RequestContext, name_or_id: &str) -> DriverResult<NamedResource> {
-        Ok(pick_subnet(
+        Ok(one_subnet(
             self.subnets_named(ctx, name_or_id).await?,
             name_or_id,
         )?)
@@ -621,9 +569,9 @@ mod tests {
     #[test]
     fn picks_as_magnum() {
         let nets = vec![named("1", "a"), named("2", "b"), named("3", "b")];
-        assert_eq!(pick_network(nets.clone(), "a", false).unwrap().id, "1");
-        assert_eq!(pick_network(nets.clone(), "2", false).unwrap().name, "b");
-        let e = pick_network(nets.clone(), "b", false).unwrap_err();
+        assert_eq!(one_network(nets.clone(), "a", false).unwrap().id, "1");
+        assert_eq!(one_network(nets.clone(), "2", false).unwrap().name, "b");
+        let e = one_network(nets.clone(), "b", false).unwrap_err();
         assert_eq!(
             (e.code(), e.message()),
             (
@@ -631,11 +579,11 @@ mod tests {
                 "Multiple networks exist with same name 'b'. Please use the network ID instead."
             )
         );
-        let e = pick_network(nets.clone(), "x", true).unwrap_err();
+        let e = one_network(nets.clone(), "x", true).unwrap_err();
         assert_eq!(e.message(), "Unable to find external network x.");
-        let e = pick_network(nets, "x", false).unwrap_err();
+        let e = one_network(nets, "x", false).unwrap_err();
         assert_eq!(e.message(), "Unable to find fixed network x.");
-        let e = pick_subnet(vec![], "s").unwrap_err();
+        let e = one_subnet(vec![], "s").unwrap_err();
         assert_eq!(e.message(), "Unable to find fixed subnet s.");
         let e = pick_flavor(vec![], "m1.huge").unwrap_err();
         assert_eq!(e.message(), "Unable to find flavor m1.huge.");

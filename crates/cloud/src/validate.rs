@@ -2,7 +2,7 @@
 //! `magnum/api/validation.py` for the driver image and the quota project), as free functions
 //! over any [`Cloud`]. Messages and status codes are Magnum 23.0.0's (`api-behaviour.md` §11).
 
-use openkeel_core::cloud::{Cloud, Image};
+use openkeel_core::cloud::{Cloud, Image, NamedResource};
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::StringMap;
@@ -203,81 +203,90 @@ pub async fn validate_keypair(
     }
 }
 
-/// `validate_external_network`: a `router:external` network with that name or id; none →
-/// 400 `Unable to find external network <n>.`, several → 409 `Multiple external networks
-/// exist with same name '<n>'. Please use the external network ID instead.`
+/// Magnum's rule for a network given by name or id (`get_external_network_id`,
+/// `get_fixed_network_id`): exactly one of `candidates` has that name or id. None → 400
+/// `Unable to find external|fixed network <n>.`; several → 409 `Multiple [external ]networks
+/// exist with same name '<n>'. Please use the [external ]network ID instead.`
+pub fn one_network(
+    candidates: Vec<NamedResource>,
+    name_or_id: &str,
+    external: bool,
+) -> Result<NamedResource, MagnumError> {
+    let mut found: Vec<NamedResource> = candidates
+        .into_iter()
+        .filter(|n| n.name == name_or_id || n.id == name_or_id)
+        .collect();
+    let (missing, what) = if external {
+        (ErrorKind::ExternalNetworkNotFound, "external network")
+    } else {
+        (ErrorKind::FixedNetworkNotFound, "network")
+    };
+    match found.len() {
+        0 => Err(MagnumError::new(missing, &[("network", &name_or_id)])),
+        1 => Ok(found.remove(0)),
+        _ => Err(MagnumError::with_message(
+            ErrorKind::Conflict,
+            format!(
+                "Multiple {what}s exist with same name '{name_or_id}'. Please use the {what} ID instead."
+            ),
+        )),
+    }
+}
+
+/// Magnum's rule for a subnet given by name or id (`get_fixed_subnet_id`): none → 400
+/// `Unable to find fixed subnet <s>.`, several → 409 `Multiple subnets exist with same name
+/// '<s>'. Please use the subnet ID instead.`
+pub fn one_subnet(
+    candidates: Vec<NamedResource>,
+    name_or_id: &str,
+) -> Result<NamedResource, MagnumError> {
+    let mut found: Vec<NamedResource> = candidates
+        .into_iter()
+        .filter(|n| n.name == name_or_id || n.id == name_or_id)
+        .collect();
+    match found.len() {
+        0 => Err(MagnumError::new(
+            ErrorKind::FixedSubnetNotFound,
+            &[("subnet", &name_or_id)],
+        )),
+        1 => Ok(found.remove(0)),
+        _ => Err(MagnumError::with_message(
+            ErrorKind::Conflict,
+            format!(
+                "Multiple subnets exist with same name '{name_or_id}'. Please use the subnet ID instead."
+            ),
+        )),
+    }
+}
+
+/// `validate_external_network`: a `router:external` network with that name or id
+/// ([`one_network`]).
 pub async fn validate_external_network(
     cloud: &dyn Cloud,
     ctx: &RequestContext,
     network: &str,
 ) -> Result<(), MagnumError> {
-    let count = cloud
-        .list_external_networks(ctx)
-        .await?
-        .iter()
-        .filter(|n| n.name == network || n.id == network)
-        .count();
-    match count {
-        0 => Err(MagnumError::new(
-            ErrorKind::ExternalNetworkNotFound,
-            &[("network", &network)],
-        )),
-        1 => Ok(()),
-        _ => Err(MagnumError::with_message(
-            ErrorKind::Conflict,
-            format!(
-                "Multiple external networks exist with same name '{network}'. Please use the external network ID instead."
-            ),
-        )),
-    }
+    one_network(cloud.list_external_networks(ctx).await?, network, true).map(drop)
 }
 
-/// `validate_fixed_network`: the id of the one visible network with that name or id; none →
-/// 400 `Unable to find fixed network <n>.`, several → 409 `Multiple networks exist with same
-/// name '<n>'. Please use the network ID instead.`
+/// `validate_fixed_network`: the id of the one visible network with that name or id
+/// ([`one_network`]).
 pub async fn validate_fixed_network(
     cloud: &dyn Cloud,
     ctx: &RequestContext,
     network: &str,
 ) -> Result<String, MagnumError> {
-    let found = cloud.networks_named(ctx, network).await?;
-    match found.as_slice() {
-        [] => Err(MagnumError::new(
-            ErrorKind::FixedNetworkNotFound,
-            &[("network", &network)],
-        )),
-        [one] => Ok(one.id.clone()),
-        _ => Err(MagnumError::with_message(
-            ErrorKind::Conflict,
-            format!(
-                "Multiple networks exist with same name '{network}'. Please use the network ID instead."
-            ),
-        )),
-    }
+    one_network(cloud.networks_named(ctx, network).await?, network, false).map(|n| n.id)
 }
 
-/// `validate_fixed_subnet`: the id of the one visible subnet with that name or id; none →
-/// 400 `Unable to find fixed subnet <s>.`, several → 409 `Multiple subnets exist with same
-/// name '<s>'. Please use the subnet ID instead.`
+/// `validate_fixed_subnet`: the id of the one visible subnet with that name or id
+/// ([`one_subnet`]).
 pub async fn validate_fixed_subnet(
     cloud: &dyn Cloud,
     ctx: &RequestContext,
     subnet: &str,
 ) -> Result<String, MagnumError> {
-    let found = cloud.subnets_named(ctx, subnet).await?;
-    match found.as_slice() {
-        [] => Err(MagnumError::new(
-            ErrorKind::FixedSubnetNotFound,
-            &[("subnet", &subnet)],
-        )),
-        [one] => Ok(one.id.clone()),
-        _ => Err(MagnumError::with_message(
-            ErrorKind::Conflict,
-            format!(
-                "Multiple subnets exist with same name '{subnet}'. Please use the subnet ID instead."
-            ),
-        )),
-    }
+    one_subnet(cloud.subnets_named(ctx, subnet).await?, subnet).map(|n| n.id)
 }
 
 /// `_validate_project_id` (quota create): Keystone must know the project, else 404
