@@ -399,12 +399,15 @@ async fn create(
     if checked.role == Some("master") {
         return Err(MagnumError::new(ErrorKind::CreateMasterNodeGroup, &[]).into());
     }
+    // The cluster's template, read once: for the default image and the driver's check.
+    let mut template = None;
     if f.get("image_id").is_none_or(PyValue::is_none) {
-        let template = cluster_template_of(state, &ctx, &cluster).await?;
+        let t = cluster_template_of(state, &ctx, &cluster).await?;
         f.set(
             "image_id",
-            template.image_id.map_or(PyValue::None, PyValue::Str),
+            t.image_id.clone().map_or(PyValue::None, PyValue::Str),
         );
+        template = Some(t);
     }
     if f.get("flavor_id").is_none_or(PyValue::is_none) {
         f.set(
@@ -458,7 +461,10 @@ async fn create(
     let (obj, set) = new_nodegroup(&f)?;
     // OpenKeel: the driver refuses now what it would only find out in the conductor.
     if let Some(drivers) = &state.drivers {
-        let template = cluster_template_of(state, &ctx, &cluster).await?;
+        let template = match template {
+            Some(t) => t,
+            None => cluster_template_of(state, &ctx, &cluster).await?,
+        };
         drivers.validate_nodegroup_create(&template, &cluster, &obj.data)?;
     }
     let body = view::ng_full(&set, cluster.labels.as_ref(), &req.host_url);
