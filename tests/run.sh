@@ -255,7 +255,7 @@ setup_services() {
     if [ "${OPENKEEL_TEST_SKIP_KAPI:-0}" = 1 ]; then
         ok_in_ci && ok_die "OPENKEEL_TEST_SKIP_KAPI=1 is not allowed in CI"
         ok_warn "OPENKEEL_TEST_SKIP_KAPI=1: no Kubernetes API; the Cluster API driver's tests will SKIP"
-        unset OPENKEEL_TEST_KUBECONFIG
+        unset OPENKEEL_TEST_KUBECONFIG OPENKEEL_TEST_HELM
     else
         start=$SECONDS
         if tests/services/kapi.sh build >/dev/null; then
@@ -274,12 +274,12 @@ setup_services() {
                 # whatever it started before failing is this run's to stop
                 KAPI_BY_RUN=1
                 record kapi $((SECONDS - start)) FAILED
-                unset OPENKEEL_TEST_KUBECONFIG
+                unset OPENKEEL_TEST_KUBECONFIG OPENKEEL_TEST_HELM
                 service_missing "the Kubernetes API with Cluster API (tests/services/kapi.sh)"
             fi
         else
             record kapi-build $((SECONDS - start)) FAILED
-            unset OPENKEEL_TEST_KUBECONFIG
+            unset OPENKEEL_TEST_KUBECONFIG OPENKEEL_TEST_HELM
             service_missing "the Kubernetes API binaries (tests/services/kapi.sh build)"
         fi
     fi
@@ -297,7 +297,7 @@ if [ "${OPENKEEL_TEST_SKIP_SERVICES:-0}" = 1 ]; then
     ok_in_ci && ok_die "OPENKEEL_TEST_SKIP_SERVICES=1 is not allowed in CI"
     ok_warn "OPENKEEL_TEST_SKIP_SERVICES=1: no services; the tests that need them will SKIP"
     unset OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_BARBICAN_URL \
-        OPENKEEL_TEST_KUBECONFIG OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
+        OPENKEEL_TEST_KUBECONFIG OPENKEEL_TEST_HELM OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
 else
     setup_services
 fi
@@ -305,7 +305,7 @@ fi
 # ------------------------------------------------------------------ cargo
 printf '\n' >&2
 ok_log "environment for the tests:"
-for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_GO OPENKEEL_TEST_BARBICAN_URL OPENKEEL_TEST_KUBECONFIG CI; do
+for v in OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_GO OPENKEEL_TEST_BARBICAN_URL OPENKEEL_TEST_KUBECONFIG OPENKEEL_TEST_HELM CI; do
     ok_log "  $v=${!v:-(unset)}"
 done
 

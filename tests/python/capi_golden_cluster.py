@@ -12,8 +12,10 @@ magnum-cluster-api 0.38.2 builds for it:
 * ``rust_writes``: what the Rust extension's ``Driver.create_cluster`` writes (namespace,
   ClusterClass and templates, the two ClusterResourceSets), recorded by a fake Kubernetes API
   on loopback;
-* ``helm``: the charts and values handed to ``helm template`` (a stand-in ``helm`` on PATH and
-  a stubbed Python helm call record them; no chart is rendered).
+* ``helm``: the arguments and values of every ``helm template`` (``rust``: all runs of the
+  ``helm`` program, recorded by a wrapper on PATH that runs the real helm named by
+  ``OPENKEEL_GOLDEN_HELM``; ``python``: the stubbed Python helm calls when there is no real
+  helm, in which case the wrapper prints a stand-in rendering).
 
 Nothing talks to a real server: the OpenStack clients, Neutron/Glance look-ups and the
 certificate manager are mocked with the case's answers; the Kubernetes API is a loopback fake
@@ -102,23 +104,33 @@ def start_fake_kube(tmp):
     return server
 
 
-def fake_helm(tmp):
-    """A `helm` on PATH that records its arguments and the values it is given."""
+def recording_helm(tmp):
+    """A `helm` on PATH that records its arguments and the values it is given, then runs the
+    real helm named by OPENKEEL_GOLDEN_HELM with them (or, without one, prints a stand-in
+    rendering)."""
     log = os.path.join(tmp, "helm.log")
     script = os.path.join(tmp, "helm")
     with open(script, "w") as f:
         f.write(
             "#!%s\n"
-            "import json, sys\n"
+            "import json, os, subprocess, sys\n"
             "args = sys.argv[1:]\n"
+            "stdin = sys.stdin.read()\n"
             "values = []\n"
             "for i, a in enumerate(args):\n"
             "    if a in ('-f', '--values') and i + 1 < len(args):\n"
             "        p = args[i + 1]\n"
-            "        values.append(sys.stdin.read() if p == '-' else open(p).read())\n"
+            "        values.append(stdin if p == '-' else open(p).read())\n"
             "with open(%r, 'a') as log:\n"
             "    log.write(json.dumps({'args': args, 'values': values}) + '\\n')\n"
-            "print('---\\n# rendered by the stand-in helm\\n')\n" % (sys.executable, log)
+            "real = os.environ.get('OPENKEEL_GOLDEN_HELM')\n"
+            "if not real:\n"
+            "    print('---\\n# rendered by the stand-in helm\\n')\n"
+            "    sys.exit(0)\n"
+            "r = subprocess.run([real] + args, input=stdin.encode(), capture_output=True)\n"
+            "sys.stdout.write(r.stdout.decode())\n"
+            "sys.stderr.write(r.stderr.decode())\n"
+            "sys.exit(r.returncode)\n" % (sys.executable, log)
         )
     os.chmod(script, os.stat(script).st_mode | stat.S_IEXEC)
     os.environ["PATH"] = tmp + os.pathsep + os.environ.get("PATH", "")
@@ -129,7 +141,7 @@ def main():
     case = json.load(sys.stdin)
     tmp = tempfile.mkdtemp(prefix="capi-golden-")
     start_fake_kube(tmp)
-    helm_log = fake_helm(tmp)
+    helm_log = recording_helm(tmp)
 
     from oslo_config import cfg
 
@@ -209,14 +221,15 @@ def main():
         mock.patch("magnum.common.context.make_admin_context", lambda: None),
     ]
     helm_calls = []
+    if not os.environ.get("OPENKEEL_GOLDEN_HELM"):
+        # no real helm: the Python rendering (keystone-auth) would parse the stand-in's output
+        def fake_template(self, repository=None):
+            helm_calls.append({"release": self.release_name, "namespace": self.namespace,
+                               "chart": os.path.basename(self.chart_ref.rstrip("/")),
+                               "values": self.values, "repository": repository})
+            return "---\n# rendered by the stand-in helm\n"
 
-    def fake_template(self, repository=None):
-        helm_calls.append({"release": self.release_name, "namespace": self.namespace,
-                           "chart": os.path.basename(self.chart_ref.rstrip("/")),
-                           "values": self.values, "repository": repository})
-        return "---\n# rendered by the stand-in helm\n"
-
-    patches.append(mock.patch.object(helm.TemplateReleaseCommand, "__call__", fake_template))
+        patches.append(mock.patch.object(helm.TemplateReleaseCommand, "__call__", fake_template))
     for p in patches:
         p.start()
 

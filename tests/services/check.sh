@@ -9,6 +9,7 @@
 #                                       when tests/python/requirements-magnum.txt exists
 #   Keystone  OPENKEEL_TEST_KEYSTONE_URL a password token for demo, validated by the service user
 #   kapi      OPENKEEL_TEST_KUBECONFIG  /version, a v1beta1 CAPI list, CAPI's admission webhook
+#   helm      OPENKEEL_TEST_HELM        helm version (with kapi)
 #
 # Exits non-zero naming what failed. Used by tests/run.sh after starting the services.
 set -euo pipefail
@@ -143,6 +144,12 @@ PY
         ok_log "kapi ok: $out"
     else
         ok_log "FAILED kapi ($OPENKEEL_TEST_KUBECONFIG): $out"
+        fail=1
+    fi
+    if out=$("${OPENKEEL_TEST_HELM:-/nonexistent}" version --short 2>&1); then
+        ok_log "helm ok: $OPENKEEL_TEST_HELM $out"
+    else
+        ok_log "FAILED helm (OPENKEEL_TEST_HELM=${OPENKEEL_TEST_HELM:-}): $out"
         fail=1
     fi
 else

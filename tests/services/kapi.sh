@@ -4,7 +4,8 @@
 # webhooks), built from the Go module proxy, on 127.0.0.1 only, state under
 # $OPENKEEL_TEST_HOME/kapi (default /var/tmp/openkeel-test/kapi):
 #
-#   tests/services/kapi.sh build   build (or find in the cache) the binaries; prints their dir
+#   tests/services/kapi.sh build   build (or find in the cache) the binaries and helm; prints their dir
+#   tests/services/kapi.sh build-helm   only helm (tests/services/helm); prints its path
 #   tests/services/kapi.sh start   build if needed, start etcd + kube-apiserver, install the CRDs,
 #                                  start the CAPI manager; prints the export line
 #   tests/services/kapi.sh stop    unregister the webhooks, stop what start started (by pid file)
@@ -41,7 +42,8 @@
 # the kubeadm groups), so v1beta1 objects, as magnum-cluster-api writes them, are converted by
 # Cluster API's own code. CAPO's CRDs store v1beta1 (its older versions are not converted).
 #
-# Tests get OPENKEEL_TEST_KUBECONFIG (kapi/kubeconfig: context `openkeel-kapi` with the token,
+# Tests get OPENKEEL_TEST_HELM (kapi/helm, a link to the cached helm program, see "helm" below)
+# and OPENKEEL_TEST_KUBECONFIG (kapi/kubeconfig: context `openkeel-kapi` with the token,
 # `openkeel-kapi-cert` with the client certificate). No kube-controller-manager runs: a deleted
 # namespace stays Terminating, nothing is garbage-collected; use a fresh namespace per test.
 set -euo pipefail
@@ -186,6 +188,59 @@ ok_kapi_build() {
     ok_log "build: done in $((SECONDS - t0)) s: $OK_KAPI_BIN"
 }
 
+# ------------------------------------------------------------------------ helm
+# The helm program the Cluster API driver runs to render its addon charts, built from
+# tests/services/helm (helm.sh/helm/v4 v4.3.2, pinned by its go.sum; about 3 min cold) into
+# $OK_KAPI_CACHE/helm/<stamp>/helm, <stamp> a hash of tests/services/helm/** and the Go version
+# (separate from the Kubernetes binaries' stamp, so neither rebuilds the other).
+HELM_VERSION=v4.3.2
+OK_HELM_SRC="$OK_SERVICES_DIR/helm"
+OK_KAPI_HELM="$OK_KAPI_DIR/helm" # a link to the cached program, what tests get
+
+# ok_helm_build -> sets OK_HELM_BIN to the cached helm program, building it when needed
+ok_helm_build() {
+    ok_kapi_go || return 1
+    export GOFLAGS="-mod=readonly -trimpath" GOWORK=off CGO_ENABLED=0
+    local stamp root=$OK_KAPI_CACHE
+    [ -n "$root" ] || root="$OK_KAPI_DIR/bin"
+    stamp=$({
+        (cd "$OK_HELM_SRC" && find . -type f ! -name '*~' | LC_ALL=C sort | xargs sha256sum)
+        "$KAPI_GO" version
+    } | sha256sum | cut -c1-16)
+    local dir="$root/helm/$stamp"
+    OK_HELM_BIN="$dir/helm"
+    if [ -x "$OK_HELM_BIN" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
+        touch "$dir/.stamp" 2>/dev/null || true
+        return 0
+    fi
+    mkdir -p "$root/helm" "$OK_LOGS"
+    local lockfd tmp="$dir.tmp.$$" log="$OK_LOGS/helm-build.log" t0=$SECONDS
+    exec {lockfd}>"$root/helm/build.lock"
+    flock -w 3600 "$lockfd" || { ok_log "helm: could not lock $root/helm/build.lock"; return 1; }
+    if [ -x "$OK_HELM_BIN" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
+        exec {lockfd}>&-
+        return 0
+    fi
+    ok_log "build: no cached helm for this stamp, building helm $HELM_VERSION into $dir (log: $log)"
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    if ! (cd "$OK_HELM_SRC" && "$KAPI_GO" build \
+        -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
+        -o "$tmp/helm" helm.sh/helm/v4/cmd/helm) >>"$log" 2>&1; then
+        ok_tail "$log"
+        rm -rf "$tmp"
+        exec {lockfd}>&-
+        ok_log "build: helm FAILED after $((SECONDS - t0)) s"
+        return 1
+    fi
+    echo "$stamp" >"$tmp/.stamp"
+    rm -rf "$dir"
+    mv "$tmp" "$dir"
+    find "$root/helm" -mindepth 2 -maxdepth 2 -name .stamp -mtime +14 -printf '%h\n' 2>/dev/null |
+        while read -r old; do [ "$old" = "$dir" ] || rm -rf "$old"; done
+    exec {lockfd}>&-
+    ok_log "build: helm built in $((SECONDS - t0)) s: $OK_HELM_BIN"
+}
 
 # ------------------------------------------------------------------------ processes
 ok_kapi_pidfile() { echo "$OK_PIDS/kapi-$1.pid"; }
@@ -503,6 +558,9 @@ ok_kapi_all_running() {
 
 ok_kapi_start() {
     local p
+    mkdir -p "$OK_KAPI_DIR"
+    ok_helm_build || return 1
+    ln -sfn "$OK_HELM_BIN" "$OK_KAPI_HELM"
     for p in etcd kube-apiserver kubeadm-convert capi-manager; do
         ok_clear_stale "$p" "$(ok_kapi_pidfile "$p")" "$p" "$OK_KAPI_DIR"
     done
@@ -589,12 +647,19 @@ ok_kapi_stop_all() {
     done
 }
 
-ok_kapi_env_line() { printf 'export OPENKEEL_TEST_KUBECONFIG=%q\n' "$OK_KAPI_KUBECONFIG"; }
+ok_kapi_env_line() {
+    printf 'export OPENKEEL_TEST_KUBECONFIG=%q OPENKEEL_TEST_HELM=%q\n' "$OK_KAPI_KUBECONFIG" "$OK_KAPI_HELM"
+}
 
 case "${1:-}" in
     build)
         ok_kapi_build || ok_die "build failed (log: $OK_LOGS/kapi-build.log)"
+        ok_helm_build || ok_die "helm build failed (log: $OK_LOGS/helm-build.log)"
         echo "$OK_KAPI_BIN"
+        ;;
+    build-helm)
+        ok_helm_build || ok_die "helm build failed (log: $OK_LOGS/helm-build.log)"
+        echo "$OK_HELM_BIN"
         ;;
     start)
         mkdir -p "$OK_HOME" "$OK_PIDS" "$OK_LOGS" "$OK_KAPI_DIR"
@@ -614,7 +679,7 @@ case "${1:-}" in
         ok_kapi_stop_all
         ;;
     env)
-        if ok_kapi_running kube-apiserver && ok_kapi_running capi-manager && [ -s "$OK_KAPI_KUBECONFIG" ]; then
+        if ok_kapi_running kube-apiserver && ok_kapi_running capi-manager && [ -s "$OK_KAPI_KUBECONFIG" ] && [ -x "$OK_KAPI_HELM" ]; then
             ok_kapi_env_line
         else
             ok_warn "the Kubernetes API (kapi) of $OK_HOME is not running (tests/services/kapi.sh start starts it)"
@@ -629,5 +694,5 @@ case "${1:-}" in
             fi
         done
         ;;
-    *) ok_die "usage: kapi.sh build|start|stop|env|status" ;;
+    *) ok_die "usage: kapi.sh build|build-helm|start|stop|env|status" ;;
 esac

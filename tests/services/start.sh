@@ -33,7 +33,7 @@ eval "$(ok_env_lines 2>/dev/null)"
 export OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_RABBIT_TLS_URL OPENKEEL_TEST_RABBIT_TLS_DIR OPENKEEL_TEST_VENV \
     OPENKEEL_TEST_KEYSTONE_URL OPENKEEL_TEST_KEYSTONE_ACCOUNTS OPENKEEL_TEST_KEYSTONE_CLOUDS
 eval "$("$OK_SERVICES_DIR/kapi.sh" env 2>/dev/null)"
-export OPENKEEL_TEST_KUBECONFIG
+export OPENKEEL_TEST_KUBECONFIG OPENKEEL_TEST_HELM
 "$OK_SERVICES_DIR/check.sh"
 ok_log "services of $OK_HOME are up and stay up (tests/services/stop.sh stops them); for cargo:"
 ok_log '  eval "$(tests/services/env.sh)"'

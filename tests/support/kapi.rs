@@ -52,6 +52,27 @@ pub fn kubeconfig() -> Option<PathBuf> {
     Some(path)
 }
 
+/// The environment variable naming the rig's helm program.
+pub const HELM_VAR: &str = "OPENKEEL_TEST_HELM";
+
+/// The helm program built by the rig (`tests/services/kapi.sh build-helm`), or `None` outside
+/// CI when it is not set up. Panics under `CI=true` when it is missing.
+pub fn helm() -> Option<PathBuf> {
+    let path = PathBuf::from(crate::require(HELM_VAR, "helm (tests/services/kapi.sh)")?);
+    if !path.is_file() {
+        let msg = format!(
+            "{HELM_VAR}={} does not exist: is tests/services/kapi.sh set up?",
+            path.display()
+        );
+        if crate::in_ci() {
+            panic!("{msg}");
+        }
+        eprintln!("SKIPPED (not in CI): {msg}");
+        return None;
+    }
+    Some(path)
+}
+
 /// A kube client for the rig from [`kubeconfig`] (its current context, or `context`), with a
 /// 30 s connect and read timeout; `None` outside CI when the rig is not there.
 pub async fn client_for(context: Option<&str>) -> Option<Client> {

@@ -55,6 +55,7 @@ async fn start(
     dir: &Path,
     ks: &openkeel_tests::Keystone,
     kubeconfig: &Path,
+    helm: &Path,
 ) -> openkeel::allinone::Running {
     let conf = dir.join("capi.conf");
     std::fs::write(
@@ -62,11 +63,12 @@ async fn start(
         format!(
             "[openkeel]\nauth_strategy = keystone\nstatus_sync_interval = 1\nenable_simulator_driver = false\n\n\
              [drivers]\ndefault_driver = k8s_cluster_api_ubuntu\n\n\
-             [capi_client]\nkubeconfig = {kc}\n\n\
+             [capi_client]\nkubeconfig = {kc}\nhelm_binary = {helm}\n\n\
              [cinder_client]\nregion_name = {region}\n\n\
              [keystone_authtoken]\nwww_authenticate_uri = {url}\nauth_url = {url}\nauth_type = password\nusername = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n\n\
              [keystone_auth]\nauth_url = {url}\nauth_type = password\nusername = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n",
             kc = kubeconfig.display(),
+            helm = helm.display(),
             region = keystone_region(),
             url = ks.url,
             pw = ks.password("magnum"),
@@ -198,8 +200,11 @@ async fn openstack_coe_cluster_api_end_to_end() {
     let Some(client) = kapi::client().await else {
         return;
     };
+    let Some(helm) = kapi::helm() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
-    let srv = start(dir.path(), &ks, &kubeconfig).await;
+    let srv = start(dir.path(), &ks, &kubeconfig, &helm).await;
     let region = ks
         .register_container_infra(&format!("http://{}/v1", srv.addr))
         .await;

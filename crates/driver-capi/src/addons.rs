@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{Cluster, ClusterTemplate};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::calico_manifests::CALICO_MANIFESTS;
@@ -137,6 +138,220 @@ pub struct HelmRelease {
     pub release: &'static str,
     pub namespace: &'static str,
     pub values: Value,
+    /// What is done to `helm template`'s output before it goes into the Secret.
+    pub post: PostRender,
+}
+
+/// The treatment of a chart's rendering.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum PostRender {
+    /// Kept as `helm template` wrote it (magnum-cluster-api's Rust addons).
+    #[default]
+    Raw,
+    /// magnum-cluster-api's Python `TemplateReleaseCommand` (keystone-auth): every document
+    /// but ClusterRoles and ClusterRoleBindings gets the release's namespace, the images of
+    /// workload containers move to the `container_infra_prefix` mirror (`repository`, empty
+    /// for none), and the documents are written out again.
+    Namespaced { repository: String },
+}
+
+impl HelmRelease {
+    /// The Secret value for `rendered`, the output of `helm template` for this release.
+    pub fn finish(&self, rendered: &str) -> Result<String, MagnumError> {
+        let PostRender::Namespaced { repository } = &self.post else {
+            return Ok(rendered.to_string());
+        };
+        let mut docs = Vec::new();
+        for doc in serde_yaml::Deserializer::from_str(rendered) {
+            let mut doc = Value::deserialize(doc).map_err(|e| {
+                MagnumError::internal(format!(
+                    "helm template of {} wrote YAML that does not parse: {e}",
+                    self.chart
+                ))
+            })?;
+            if doc.is_null() {
+                continue;
+            }
+            yaml11_file_modes(&mut doc);
+            let kind = doc["kind"].as_str().unwrap_or_default().to_string();
+            if matches!(kind.as_str(), "DaemonSet" | "Deployment" | "StatefulSet")
+                && !repository.is_empty()
+            {
+                let spec = &mut doc["spec"]["template"]["spec"];
+                for list in ["initContainers", "containers"] {
+                    if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
+                        for c in containers {
+                            if let Some(image) = c["image"].as_str() {
+                                c["image"] = json!(get_image(image, repository));
+                            }
+                        }
+                    }
+                }
+            }
+            if !matches!(kind.as_str(), "ClusterRole" | "ClusterRoleBinding") {
+                if let Some(meta) = doc.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.insert("namespace".into(), json!(self.namespace));
+                }
+            }
+            docs.push(yaml(&doc));
+        }
+        Ok(docs.join("---\n"))
+    }
+}
+
+/// Charts write file modes as YAML 1.1 octals (`defaultMode: 0444`), which Kubernetes and
+/// PyYAML read as numbers (292) and a YAML 1.2 reader as the string "0444"; before the
+/// documents are written again, such strings under `defaultMode` and `mode` (always
+/// integers in Kubernetes) become the numbers they mean.
+fn yaml11_file_modes(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if k == "defaultMode" || k == "mode" {
+                    let octal = x
+                        .as_str()
+                        .and_then(|t| t.strip_prefix('0'))
+                        .filter(|t| !t.is_empty() && t.bytes().all(|b| (b'0'..=b'7').contains(&b)))
+                        .and_then(|t| i64::from_str_radix(t, 8).ok());
+                    if let Some(n) = octal {
+                        *x = json!(n);
+                        continue;
+                    }
+                }
+                yaml11_file_modes(x);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(yaml11_file_modes),
+        _ => {}
+    }
+}
+
+/// A chart's default values (`values.yaml`), as magnum-cluster-api reads them.
+fn chart_defaults(chart: &str) -> Result<Value, MagnumError> {
+    let text = crate::helm::chart_file(&format!("{chart}/values.yaml"))
+        .ok_or_else(|| MagnumError::internal(format!("The driver carries no {chart} chart.")))?;
+    serde_yaml::from_slice(text)
+        .map_err(|e| MagnumError::internal(format!("The {chart} chart's values.yaml: {e}")))
+}
+
+/// An image's name without its registry host (`docker_image`'s `name`).
+fn image_path(reference: &str) -> &str {
+    match reference.split_once('/') {
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
+            rest
+        }
+        _ => reference,
+    }
+}
+
+/// `ImageDetails::using_cluster`: the default image's repository in the mirror (`prefix`,
+/// by the addon's `rename`), `tag`, and digests used only without a mirror.
+fn image_details(
+    defaults: &Value,
+    tag: &str,
+    prefix: Option<&str>,
+    rename: fn(&str) -> String,
+) -> Value {
+    let repository = defaults["repository"].as_str().unwrap_or_default();
+    let repository = match prefix {
+        Some(p) => format!(
+            "{}/{}",
+            p.trim_end_matches('/'),
+            rename(image_path(repository))
+        ),
+        None => repository.to_string(),
+    };
+    json!({"repository": repository, "tag": tag, "useDigest": prefix.is_none()})
+}
+
+/// The `container_infra_prefix` label as magnum-cluster-api's Rust side reads it (set, even
+/// empty, is a mirror).
+fn rust_prefix<'a>(labels: &Labels<'a>) -> Option<&'a str> {
+    labels.get("container_infra_prefix")
+}
+
+/// magnum-cluster-api's default `cilium_tag` (the chart's version).
+pub const DEFAULT_CILIUM_TAG: &str = "v1.15.3";
+
+/// Cilium's values (`src/addons/cilium.rs`): every image at `cilium_tag`.
+fn cilium_values(cluster: &Cluster) -> Result<Value, MagnumError> {
+    let l = Labels::new(cluster.labels.as_ref());
+    let d = chart_defaults("cilium")?;
+    let tag = l.str_or("cilium_tag", DEFAULT_CILIUM_TAG);
+    let prefix = rust_prefix(&l);
+    let rename = |name: &str| name.replace("cilium/", "cilium-");
+    let img = |v: &Value| image_details(v, &tag, prefix, rename);
+    let hubble_ui = l
+        .str_or("cilium_hubble_ui_enabled", "false")
+        .eq_ignore_ascii_case("true");
+    let mut relay = json!({"image": img(&d["hubble"]["relay"]["image"])});
+    let mut ui = json!({
+        "backend": {"image": img(&d["hubble"]["ui"]["backend"]["image"])},
+        "frontend": {"image": img(&d["hubble"]["ui"]["frontend"]["image"])},
+    });
+    if hubble_ui {
+        relay["enabled"] = json!(true);
+        ui["enabled"] = json!(true);
+    }
+    Ok(json!({
+        "image": img(&d["image"]),
+        "cni": {"chainingMode": "portmap"},
+        "certgen": {"image": img(&d["certgen"]["image"])},
+        "hubble": {"enabled": d["hubble"]["enabled"].as_bool().unwrap_or(true), "relay": relay, "ui": ui},
+        "ipam": {"operator": {"clusterPoolIPv4PodCIDRList": [l.str_or("cilium_ipv4pool", crate::cluster::DEFAULT_POD_CIDR)]}},
+        "k8s": {"serviceProxyName": "cilium"},
+        "envoy": {"image": img(&d["envoy"]["image"])},
+        "sessionAffinity": true,
+        "etcd": {"image": img(&d["etcd"]["image"])},
+        "operator": {"image": img(&d["operator"]["image"])},
+        "nodeinit": {"image": img(&d["nodeinit"]["image"])},
+        "preflight": {"image": img(&d["preflight"]["image"])},
+        "clustermesh": {"apiserver": {"image": img(&d["clustermesh"]["apiserver"]["image"])}},
+    }))
+}
+
+/// Cinder CSI's values (`src/addons/cinder_csi.rs`).
+fn cinder_csi_values(cluster: &Cluster) -> Result<Value, MagnumError> {
+    let l = Labels::new(cluster.labels.as_ref());
+    let d = chart_defaults("openstack-cinder-csi")?;
+    let prefix = rust_prefix(&l);
+    let rename = |name: &str| {
+        let last = name.rsplit('/').next().unwrap_or(name);
+        if last == "livenessprobe" {
+            "csi-livenessprobe".to_string()
+        } else {
+            last.to_string()
+        }
+    };
+    let component = |key: &str, label: &str, default: &str| json!({"image": image_details(&d["csi"][key]["image"], &l.str_or(label, default), prefix, rename)});
+    let toleration = |key: &str| json!({"key": key, "effect": "NoSchedule"});
+    Ok(json!({
+        "csi": {
+            "attacher": component("attacher", "csi_attacher_tag", "v4.7.0"),
+            "provisioner": component("provisioner", "csi_provisioner_tag", "v5.1.0"),
+            "snapshotter": component("snapshotter", "csi_snapshotter_tag", "v8.1.0"),
+            "resizer": component("resizer", "csi_resizer_tag", "v1.12.0"),
+            "livenessprobe": component("livenessprobe", "csi_liveness_probe_tag", "v2.14.0"),
+            "nodeDriverRegistrar": component("nodeDriverRegistrar", "csi_node_driver_registrar_tag", "v2.12.0"),
+            "plugin": {
+                "image": image_details(&d["csi"]["plugin"]["image"], &l.str_or("cinder_csi_plugin_tag", "v1.32.0"), prefix, rename),
+                "volumes": [],
+                "volumeMounts": [
+                    {"name": "cloud-config", "mountPath": "/etc/kubernetes", "readOnly": true},
+                    {"name": "cloud-config", "mountPath": "/etc/config", "readOnly": true},
+                ],
+                "controllerPlugin": {"tolerations": [
+                    toleration("node-role.kubernetes.io/master"),
+                    toleration("node-role.kubernetes.io/control-plane"),
+                ]},
+            },
+        },
+        "secret": {"enabled": true, "name": "cloud-config"},
+        "storageClass": {"enabled": false},
+        "clusterID": cluster.uuid.clone().unwrap_or_default(),
+    }))
 }
 
 /// What the addon Secrets need from the cloud and configuration.
@@ -245,8 +460,8 @@ pub fn legacy_helm_releases(
             chart: "cilium",
             release: "cilium",
             namespace: "kube-system",
-            // not yet: magnum-cluster-api's Cilium values (docs/differences.md)
-            values: json!({}),
+            values: cilium_values(cluster)?,
+            post: PostRender::Raw,
         });
     }
     if l.bool_or("keystone_auth_enabled", true)? {
@@ -269,6 +484,9 @@ pub fn legacy_helm_releases(
                 "ca_cert": inputs.openstack_ca,
                 "policy": policy,
             }}),
+            post: PostRender::Namespaced {
+                repository: l.str_or("container_infra_prefix", ""),
+            },
         });
     }
     Ok(out)
@@ -334,6 +552,7 @@ pub fn cloud_provider_helm_releases(
             ],
             "cluster": {"name": cluster.uuid.clone().unwrap_or_default()},
         }),
+        post: PostRender::Raw,
     }];
     if cinder_enabled(cluster, inputs)? {
         out.push(HelmRelease {
@@ -341,8 +560,8 @@ pub fn cloud_provider_helm_releases(
             chart: "openstack-cinder-csi",
             release: "cinder-csi",
             namespace: "kube-system",
-            // not yet: magnum-cluster-api's Cinder CSI values (docs/differences.md)
-            values: json!({}),
+            values: cinder_csi_values(cluster)?,
+            post: PostRender::Raw,
         });
     }
     Ok(out)
@@ -507,6 +726,48 @@ pub fn cluster_resource_sets(cluster_uuid: &str, stack_id: &str) -> [Value; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_python_rendering_sets_namespaces_mirrors_images_and_reads_yaml11_modes() {
+        let release = HelmRelease {
+            key: "keystone-auth.yaml",
+            chart: "k8s-keystone-auth",
+            release: "k8s-keystone-auth",
+            namespace: "kube-system",
+            values: json!({}),
+            post: PostRender::Namespaced {
+                repository: "mirror.example/k8s".into(),
+            },
+        };
+        let rendered = "---\n# Source: a\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n\
+            ---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cr\n\
+            ---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ds\nspec:\n  template:\n    spec:\n\
+            \x20     containers:\n      - image: registry.k8s.io/provider-os/k8s-keystone-auth:v1.31.0\n\
+            \x20     volumes:\n      - secret:\n          defaultMode: 0444\n          items:\n          - mode: 0600\n\
+            \x20           path: \"0644\"\n---\n";
+        let out = release.finish(rendered).unwrap();
+        let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&out)
+            .map(|d| Value::deserialize(d).unwrap())
+            .collect();
+        assert_eq!(docs.len(), 3, "{out}");
+        assert_eq!(docs[0]["metadata"]["namespace"], "kube-system");
+        assert!(docs[1]["metadata"].get("namespace").is_none());
+        let spec = &docs[2]["spec"]["template"]["spec"];
+        assert_eq!(
+            spec["containers"][0]["image"],
+            "mirror.example/k8s/k8s-keystone-auth:v1.31.0"
+        );
+        assert_eq!(spec["volumes"][0]["secret"]["defaultMode"], 292);
+        assert_eq!(spec["volumes"][0]["secret"]["items"][0]["mode"], 384);
+        // only file modes are read as octals
+        assert_eq!(spec["volumes"][0]["secret"]["items"][0]["path"], "0644");
+        // the Rust-side charts are kept as helm wrote them
+        let raw = HelmRelease {
+            post: PostRender::Raw,
+            ..release
+        };
+        assert_eq!(raw.finish(rendered).unwrap(), rendered);
+    }
 
     #[test]
     fn mirror_rewrites_as_image_utils() {

@@ -40,6 +40,7 @@ use tokio::sync::OnceCell;
 use crate::addons::{self, AddonInputs, HelmRelease};
 use crate::cluster::{self, Flavor, Image, Lookups, NodeGroupLookups, ResolvedFields};
 use crate::clusterclass::{self, ClusterClassSet};
+use crate::helm::HelmTemplate;
 use crate::labels::Labels;
 use crate::mgmt::{self, ClientSource, Mgmt};
 use crate::secrets::{self, CertPair, CloudCredentials, ClusterCas};
@@ -75,22 +76,6 @@ pub trait ChartRenderer: Send + Sync {
     async fn render(&self, release: &HelmRelease) -> DriverResult<String>;
 }
 
-/// The renderer until OpenKeel renders the addon charts itself (docs/differences.md): a YAML
-/// comment naming the chart, so the addon Secrets have their keys and CAPI applies nothing
-/// for them.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct UnrenderedCharts;
-
-#[async_trait]
-impl ChartRenderer for UnrenderedCharts {
-    async fn render(&self, release: &HelmRelease) -> DriverResult<String> {
-        Ok(format!(
-            "---\n# chart {} (release {} in {}) is not rendered by OpenKeel yet\n",
-            release.chart, release.release, release.namespace
-        ))
-    }
-}
-
 /// The options the driver reads (spec §10), taken from the configuration once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -117,6 +102,8 @@ pub struct Settings {
     /// `[cinder] default_boot_volume_type`, `default_boot_volume_size`.
     pub default_boot_volume_type: String,
     pub default_boot_volume_size: i64,
+    /// `[capi_client] helm_binary`.
+    pub helm_binary: String,
 }
 
 impl Settings {
@@ -139,6 +126,7 @@ impl Settings {
             keystone_auth_default_policy: config.kubernetes.keystone_auth_default_policy.clone(),
             default_boot_volume_type: config.cinder.default_boot_volume_type.clone(),
             default_boot_volume_size: config.cinder.default_boot_volume_size,
+            helm_binary: config.capi_client.helm_binary.clone(),
         }
     }
 }
@@ -166,9 +154,14 @@ pub type EntryPoints = Vec<(String, Arc<dyn Driver>)>;
 /// The entry points of magnum-cluster-api, named and typed as it registers them, sharing one
 /// driver built from `config` and `deps`.
 pub fn entry_points(config: &Config, deps: DriverDeps) -> Result<EntryPoints, MagnumError> {
-    let inner = Arc::new(CapiDriver::new(Settings::from_config(config), deps));
+    let settings = Settings::from_config(config);
+    let helm = HelmTemplate::new(&settings.helm_binary, HELM_TIMEOUT);
+    let inner = Arc::new(CapiDriver::new(settings, deps, Arc::new(helm)));
     Ok(entry_points_for(inner))
 }
+
+/// The bound on one `helm template` (Cilium's chart, the largest, renders in about 0.5 s).
+pub const HELM_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The five entry points over one driver.
 pub fn entry_points_for(inner: Arc<CapiDriver>) -> EntryPoints {
@@ -232,29 +225,30 @@ async fn read_optional(path: &str) -> DriverResult<String> {
 }
 
 impl CapiDriver {
-    pub fn new(settings: Settings, deps: DriverDeps) -> Self {
+    /// A driver that connects to the management cluster on first use and renders the addon
+    /// charts with `renderer` ([`HelmTemplate`] in production).
+    pub fn new(settings: Settings, deps: DriverDeps, renderer: Arc<dyn ChartRenderer>) -> Self {
         CapiDriver {
             settings,
             deps,
-            renderer: Arc::new(UnrenderedCharts),
+            renderer,
             mgmt: OnceCell::new(),
         }
     }
 
     /// A driver over an existing client (tests).
-    pub fn with_mgmt(settings: Settings, deps: DriverDeps, mgmt: Mgmt) -> Self {
+    pub fn with_mgmt(
+        settings: Settings,
+        deps: DriverDeps,
+        renderer: Arc<dyn ChartRenderer>,
+        mgmt: Mgmt,
+    ) -> Self {
         CapiDriver {
             settings,
             deps,
-            renderer: Arc::new(UnrenderedCharts),
+            renderer,
             mgmt: OnceCell::new_with(Some(mgmt)),
         }
-    }
-
-    /// Render the addon charts with `renderer`.
-    pub fn with_renderer(mut self, renderer: Arc<dyn ChartRenderer>) -> Self {
-        self.renderer = renderer;
-        self
     }
 
     pub fn settings(&self) -> &Settings {
@@ -414,10 +408,8 @@ impl CapiDriver {
             .into_iter()
             .chain(addons::cloud_provider_helm_releases(cluster, &inputs)?);
         for release in releases {
-            rendered.insert(
-                release.key.to_string(),
-                self.renderer.render(&release).await?,
-            );
+            let text = self.renderer.render(&release).await?;
+            rendered.insert(release.key.to_string(), release.finish(&text)?);
         }
         m.apply(&addons::legacy_secret(
             cluster,

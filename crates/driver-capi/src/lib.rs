@@ -6,6 +6,7 @@ mod calico_manifests;
 pub mod cluster;
 pub mod clusterclass;
 pub mod driver;
+pub mod helm;
 pub mod labels;
 pub mod mgmt;
 pub mod secrets;

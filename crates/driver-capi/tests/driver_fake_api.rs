@@ -37,7 +37,12 @@ fn rig_with_timeout(timeout: Duration) -> Rig {
     let mut s = settings(NS);
     s.request_timeout = timeout;
     let mgmt = Mgmt::new(api.client(), NS, timeout);
-    let inner = Arc::new(CapiDriver::with_mgmt(s, fakes.deps(), mgmt.clone()));
+    let inner = Arc::new(CapiDriver::with_mgmt(
+        s,
+        fakes.deps(),
+        stand_in_charts(),
+        mgmt.clone(),
+    ));
     let driver = entry_points_for(inner).remove(0).1;
     Rig {
         api,
@@ -101,7 +106,11 @@ fn patches(log: &[String]) -> Vec<String> {
 
 #[test]
 fn five_entry_points_with_magnum_cluster_apis_tuples() {
-    let inner = Arc::new(CapiDriver::new(settings(NS), Fakes::new().deps()));
+    let inner = Arc::new(CapiDriver::new(
+        settings(NS),
+        Fakes::new().deps(),
+        stand_in_charts(),
+    ));
     let eps = entry_points_for(inner);
     let got: Vec<(String, Vec<ProvidedType>)> =
         eps.iter().map(|(n, d)| (n.clone(), d.provides())).collect();
@@ -311,7 +320,7 @@ async fn a_hung_api_server_is_a_transient_timeout() {
 async fn an_unusable_kubeconfig_is_a_permanent_error_at_first_use() {
     let mut s = settings(NS);
     s.client.kubeconfig = "/nonexistent/openkeel/kubeconfig".into();
-    let inner = Arc::new(CapiDriver::new(s, Fakes::new().deps()));
+    let inner = Arc::new(CapiDriver::new(s, Fakes::new().deps(), stand_in_charts()));
     let d = entry_points_for(inner).remove(0).1;
     let req = RequestContext::default();
     let t = template();

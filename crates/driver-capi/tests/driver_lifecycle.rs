@@ -29,6 +29,7 @@ use kube::Client;
 use openkeel_core::context::RequestContext;
 use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup};
 use openkeel_driver_capi::driver::{entry_points_for, CapiDriver};
+use openkeel_driver_capi::mgmt;
 use openkeel_drivers::{Driver, DriverContext, DriverError, StatusReport};
 use openkeel_tests::capi_standin::{CapiStandIn, Failure};
 use openkeel_tests::kapi;
@@ -56,7 +57,7 @@ async fn rig(prefix: &str) -> Option<Rig> {
     let fakes = Fakes::new();
     let mut s = settings(&ns);
     s.client.kubeconfig = kubeconfig.display().to_string();
-    let inner = Arc::new(CapiDriver::new(s, fakes.deps()));
+    let inner = Arc::new(CapiDriver::new(s, fakes.deps(), real_helm()?));
     let driver = entry_points_for(inner.clone()).remove(0).1;
     let uuid = uuid::Uuid::new_v4().to_string();
     Some(Rig {
@@ -289,6 +290,65 @@ async fn create_becomes_complete_and_delete_leaves_nothing() {
         );
     }
     assert!(secrets.contains(&uuid));
+
+    // the addon Secrets hold the charts as the real helm renders them
+    let rendered = |secret: &str, key: &str| {
+        let all = r.list("v1", "Secret", "");
+        let (secret, key) = (secret.to_string(), key.to_string());
+        async move {
+            let s = all
+                .await
+                .into_iter()
+                .find(|s| s["metadata"]["name"] == secret.as_str())
+                .unwrap_or_else(|| panic!("Secret {secret}"));
+            let text = mgmt::secret_text(&s, &key).unwrap_or_else(|| panic!("{secret}/{key}"));
+            serde_yaml::Deserializer::from_str(&text)
+                .filter_map(|d| serde::Deserialize::deserialize(d).ok())
+                .filter(|d: &Value| !d.is_null())
+                .map(|d| {
+                    let name = d["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    let ns = d["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    (
+                        format!("{}/{name}", d["kind"].as_str().unwrap_or_default()),
+                        ns,
+                    )
+                })
+                .collect::<Vec<(String, String)>>()
+        }
+    };
+    let ka = rendered(&uuid, "keystone-auth.yaml").await;
+    assert!(
+        ka.contains(&("DaemonSet/k8s-keystone-auth".into(), "kube-system".into())),
+        "{ka:?}"
+    );
+    // magnum-cluster-api's Python rendering sets the namespace, but on cluster-wide kinds
+    assert!(
+        ka.iter()
+            .all(|(k, ns)| (ns == "kube-system") != k.starts_with("ClusterRole")),
+        "{ka:?}"
+    );
+    let ccm = rendered(
+        &format!("{stack_id}-cloud-provider"),
+        "cloud-controller-manager.yaml",
+    )
+    .await;
+    assert!(
+        ccm.iter()
+            .any(|(k, _)| k == "DaemonSet/openstack-cloud-controller-manager"),
+        "{ccm:?}"
+    );
+    let csi = rendered(&format!("{stack_id}-cloud-provider"), "cinder-csi.yaml").await;
+    assert!(
+        csi.iter()
+            .any(|(k, _)| k == "Deployment/openstack-cinder-csi-controllerplugin"),
+        "{csi:?}"
+    );
 
     // the real topology controller accepts the class and the Cluster and renders them
     let deadline = Instant::now() + WAIT;
@@ -574,9 +634,13 @@ async fn an_unreachable_management_cluster_is_transient() {
     let mut s = settings("magnum-system");
     s.client.kubeconfig = path.display().to_string();
     s.request_timeout = Duration::from_secs(3);
-    let d = entry_points_for(Arc::new(CapiDriver::new(s, fakes.deps())))
-        .remove(0)
-        .1;
+    let d = entry_points_for(Arc::new(CapiDriver::new(
+        s,
+        fakes.deps(),
+        stand_in_charts(),
+    )))
+    .remove(0)
+    .1;
     let req = RequestContext::default();
     let t = template();
     let ngs = nodegroups(UUID);

@@ -101,8 +101,9 @@ fn tables_are_well_formed() {
     // 279 options of Magnum's sample, the 9 keystoneauth session options, the 16 password
     // plugin options keystonemiddleware loads in [keystone_authtoken], [openkeel]'s 8, and
     // the Cluster API driver's groups: magnum-cluster-api's 13 ([capi_client] 5,
-    // [auto_scaling] 1, [manila_client] 7) and OpenKeel's 2 kubeconfig options.
-    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 2);
+    // [auto_scaling] 1, [manila_client] 7) and OpenKeel's 2 kubeconfig options and
+    // helm_binary.
+    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 3);
 }
 
 #[test]
@@ -1073,6 +1074,7 @@ fn capi_driver_groups_have_magnum_cluster_api_defaults() {
     assert!(!c.capi_client.insecure);
     assert_eq!(c.capi_client.kubeconfig, "");
     assert_eq!(c.capi_client.kubeconfig_context, "");
+    assert_eq!(c.capi_client.helm_binary, "helm");
     assert_eq!(
         c.auto_scaling.image_repository,
         "registry.k8s.io/autoscaling"

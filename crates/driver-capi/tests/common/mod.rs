@@ -14,7 +14,9 @@ use http_body_util::BodyExt;
 use openkeel_core::cloud::{Flavor, Image, NamedResource};
 use openkeel_core::context::RequestContext;
 use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate, NodeGroup, StringMap};
-use openkeel_driver_capi::driver::Settings;
+use openkeel_driver_capi::addons::HelmRelease;
+use openkeel_driver_capi::driver::{ChartRenderer, Settings};
+use openkeel_driver_capi::helm::HelmTemplate;
 use openkeel_driver_capi::mgmt::ClientSource;
 use openkeel_drivers::deps::{
     ApplicationCredential, ApplicationCredentials, ClusterCaSource, ClusterCas, DriverCloud,
@@ -227,7 +229,34 @@ pub fn settings(namespace: &str) -> Settings {
         keystone_auth_default_policy: String::new(),
         default_boot_volume_type: String::new(),
         default_boot_volume_size: 0,
+        helm_binary: "helm".into(),
     }
+}
+
+/// A stand-in for `helm template`, for tests that do not look at the addon manifests: one
+/// YAML comment naming the chart. The real helm renders them in `driver_lifecycle.rs` and
+/// `golden_cluster.rs`.
+pub struct StandInCharts;
+
+#[async_trait]
+impl ChartRenderer for StandInCharts {
+    async fn render(&self, release: &HelmRelease) -> DriverResult<String> {
+        Ok(format!(
+            "---\n# {} rendered by the test stand-in\n",
+            release.chart
+        ))
+    }
+}
+
+pub fn stand_in_charts() -> Arc<dyn ChartRenderer> {
+    Arc::new(StandInCharts)
+}
+
+/// The real helm of the test rig (`OPENKEEL_TEST_HELM`) over the driver's charts; `None`
+/// outside CI when it is not set up.
+pub fn real_helm() -> Option<Arc<dyn ChartRenderer>> {
+    let helm = openkeel_tests::kapi::helm()?;
+    Some(Arc::new(HelmTemplate::new(helm, Duration::from_secs(60))))
 }
 
 pub fn labels() -> StringMap {

@@ -37,6 +37,11 @@ config_section! {
 
         /// The context of the kubeconfig file to use. Empty means its current-context.
         kubeconfig_context: String = string("");
+
+        /// The helm program that renders the addon charts the driver carries (Cilium,
+        /// keystone-auth, the OpenStack cloud controller manager, Cinder CSI), as
+        /// magnum-cluster-api runs it: a name looked up in PATH, or a path.
+        helm_binary: String = string("helm");
     }
 }
 
