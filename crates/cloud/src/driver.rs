@@ -174,6 +174,27 @@ impl KeystoneCloud {
         Ok(())
     }
 
+    async fn volume_types_call(
+        &self,
+        ctx: &RequestContext,
+    ) -> Result<Option<Vec<String>>, CallError> {
+        let conn = match self.connect(ctx, Service::Cinder).await {
+            Ok(c) => c,
+            // no block-storage endpoint in the catalogue: Cinder CSI is off, as
+            // magnum-cluster-api's `is_service_enabled("volumev3" | "block-storage")`
+            Err(CallError::Build {
+                err: SessionError::Client(_),
+                ..
+            }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let url = join(&conn.base, &["types"]);
+        let types = self.list(&conn, url, "volume_types").await?;
+        Ok(Some(
+            types.iter().filter_map(|t| str_of(t, "name")).collect(),
+        ))
+    }
+
     async fn default_volume_type_call(&self, ctx: &RequestContext) -> Result<String, CallError> {
         let conn = self.connect(ctx, Service::Cinder).await?;
         let url = join(&conn.base, &["types", "default"]);
@@ -248,6 +269,12 @@ impl DriverCloud for KeystoneCloud {
             .map_err(CallError::into_driver)
     }
 
+    async fn volume_types(&self, ctx: &RequestContext) -> DriverResult<Option<Vec<String>>> {
+        self.volume_types_call(ctx)
+            .await
+            .map_err(CallError::into_driver)
+    }
+
     async fn ensure_server_group(
         &self,
         ctx: &RequestContext,
@@ -303,6 +330,10 @@ impl DriverCloud for SimulatedCloud {
 
     async fn default_volume_type(&self, _ctx: &RequestContext) -> DriverResult<String> {
         Ok(SimulatedCloud::DEFAULT_VOLUME_TYPE.to_string())
+    }
+
+    async fn volume_types(&self, _ctx: &RequestContext) -> DriverResult<Option<Vec<String>>> {
+        Ok(Some(vec![SimulatedCloud::DEFAULT_VOLUME_TYPE.to_string()]))
     }
 
     async fn ensure_server_group(

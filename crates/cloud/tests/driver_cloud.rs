@@ -6,7 +6,7 @@
 use openkeel_cloud::{ClientSettings, CloudSettings, KeystoneAuthSettings, KeystoneCloud};
 use openkeel_core::context::RequestContext;
 use openkeel_drivers::deps::DriverCloud;
-use openkeel_tests::standin::{self, Delay, Fault, ServerGroup, StandIn, StandInData};
+use openkeel_tests::standin::{self, Delay, Fault, ServerGroup, StandIn, StandInData, VolumeType};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -212,6 +212,54 @@ async fn default_volume_type_with_microversion_and_fallback() {
             .contains("publicURL endpoint for block-storage service in RegionOne region not found"),
         "{e}"
     );
+}
+
+#[tokio::test]
+async fn volume_types_or_none_without_block_storage() {
+    let s = standin::start(StandInData::default()).await;
+    s.update(|d| {
+        d.volume_types = vec![
+            VolumeType::new("t1", "__DEFAULT__"),
+            VolumeType::new("t2", "ssd"),
+            VolumeType::new("t3", "Slow HDD"),
+        ]
+    });
+    let c = cloud(&s);
+    let ctx = user_ctx(&s, "p1");
+    assert_eq!(
+        c.volume_types(&ctx).await.unwrap(),
+        Some(vec![
+            "__DEFAULT__".to_string(),
+            "ssd".into(),
+            "Slow HDD".into()
+        ])
+    );
+    let r = s.requests_to("volume");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].service_path, "/v3/types");
+
+    // No block-storage service in the catalogue: Cinder CSI is off, not an error.
+    let s2 = standin::start(StandInData {
+        catalog: Some(json!([{"type": "identity", "name": "keystone", "endpoints": [
+            {"interface": "public", "region_id": "RegionOne", "region": "RegionOne", "url": "{base}/identity"}]}])),
+        ..StandInData::default()
+    })
+    .await;
+    assert_eq!(
+        cloud(&s2).volume_types(&user_ctx(&s2, "p1")).await.unwrap(),
+        None
+    );
+
+    // Cinder unreachable: transient.
+    s.update(|d| {
+        d.faults.push(Fault::new(
+            "GET",
+            "/volume/v3/types",
+            503,
+            json!({"error": {"code": 503, "message": "unavailable"}}),
+        ))
+    });
+    assert!(c.volume_types(&ctx).await.unwrap_err().is_transient());
 }
 
 #[tokio::test]

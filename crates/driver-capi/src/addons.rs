@@ -574,6 +574,20 @@ fn cinder_enabled(cluster: &Cluster, inputs: &AddonInputs) -> Result<bool, Magnu
     )
 }
 
+/// A volume type's name as part of a Secret key: as it is when Kubernetes accepts it
+/// (`[-._a-zA-Z0-9]+`), as magnum-cluster-api writes it; else its RFC 1123 form (a type named
+/// `Slow HDD` makes magnum-cluster-api's Secret invalid and the create fail).
+fn secret_key_part(name: &str) -> String {
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+    {
+        name.to_string()
+    } else {
+        convert_to_rfc1123(name)
+    }
+}
+
 /// `convert_to_rfc1123`: runs of non-alphanumerics become `-`, lower-cased.
 pub fn convert_to_rfc1123(input: &str) -> String {
     let mut out = String::new();
@@ -674,7 +688,7 @@ pub fn cloud_provider_secret(
                 json!({})
             };
             data.insert(
-                format!("storageclass-block-{vt}.yaml"),
+                format!("storageclass-block-{}.yaml", secret_key_part(vt)),
                 json!(yaml(&json!({
                     "allowVolumeExpansion": true,
                     "apiVersion": "storage.k8s.io/v1",

@@ -391,6 +391,13 @@ impl CapiDriver {
         }
         // 8. the addon Secrets
         let default_volume_type = cloud.default_volume_type(ctx.request).await?;
+        // the StorageClasses: only when Cinder CSI is on (the label) and in the catalogue
+        let volume_types =
+            if Labels::new(cluster.labels.as_ref()).bool_or("cinder_csi_enabled", true)? {
+                cloud.volume_types(ctx.request).await?
+            } else {
+                None
+            };
         let inputs = AddonInputs {
             public_auth_url: credential.auth_url.clone(),
             region_name: creds.region_name.clone(),
@@ -398,9 +405,9 @@ impl CapiDriver {
             application_credential_secret: credential.secret.clone(),
             verify_ca: self.settings.verify_ca,
             openstack_ca: read_optional(&self.settings.openstack_ca_file).await?,
-            volume_types: vec![default_volume_type.clone()],
+            block_storage_in_catalog: volume_types.is_some(),
+            volume_types: volume_types.unwrap_or_default(),
             default_volume_type: default_volume_type.clone(),
-            block_storage_in_catalog: true,
             keystone_auth_policy: self.keystone_auth_policy(cluster).await?,
         };
         let mut rendered = BTreeMap::new();

@@ -117,6 +117,9 @@ pub trait DriverCloud: Send + Sync {
     async fn subnet(&self, ctx: &RequestContext, name_or_id: &str) -> DriverResult<NamedResource>;
     /// The name of Cinder's default volume type.
     async fn default_volume_type(&self, ctx: &RequestContext) -> DriverResult<String>;
+    /// The names of Cinder's volume types, in Cinder's order, or `None` when the catalogue
+    /// has no block-storage service (`volumev3` or `block-storage`).
+    async fn volume_types(&self, ctx: &RequestContext) -> DriverResult<Option<Vec<String>>>;
     /// The id of the Nova server group `name` in the caller's project, created with `policy`
     /// (e.g. `soft-anti-affinity`) when there is none.
     async fn ensure_server_group(

@@ -160,6 +160,14 @@ impl DriverCloud for FakeCloud {
         self.calls.push("default_volume_type");
         Ok("ssd".into())
     }
+    async fn volume_types(&self, _: &RequestContext) -> DriverResult<Option<Vec<String>>> {
+        self.calls.push("volume_types");
+        Ok(Some(vec![
+            "__DEFAULT__".into(),
+            "ssd".into(),
+            "Bulk HDD".into(),
+        ]))
+    }
     async fn ensure_server_group(
         &self,
         _: &RequestContext,
