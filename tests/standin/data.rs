@@ -138,6 +138,37 @@ impl VolumeType {
     }
 }
 
+/// An Octavia load balancer. `DELETE` (cascade) puts it in `PENDING_DELETE`; it is gone from
+/// the list that follows, unless [`StandInData::lb_deletes_hang`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadBalancer {
+    pub id: String,
+    pub project_id: String,
+    pub description: String,
+    pub provisioning_status: String,
+    pub vip_port_id: String,
+}
+
+impl LoadBalancer {
+    pub fn new(id: &str, project_id: &str, description: &str, vip_port_id: &str) -> Self {
+        LoadBalancer {
+            id: id.to_string(),
+            project_id: project_id.to_string(),
+            description: description.to_string(),
+            provisioning_status: "ACTIVE".to_string(),
+            vip_port_id: vip_port_id.to_string(),
+        }
+    }
+}
+
+/// A Neutron floating IP (`GET /v2.0/floatingips?port_id=`, `DELETE /v2.0/floatingips/{id}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FloatingIp {
+    pub id: String,
+    pub port_id: String,
+    pub description: String,
+}
+
 /// Answer a matching request with this status and body instead of the normal answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fault {
@@ -207,6 +238,12 @@ pub struct StandInData {
     pub key_manager_url: Option<String>,
     /// Roles of issued tokens.
     pub roles: Vec<String>,
+    /// Octavia's load balancers (the `load-balancer` service).
+    pub load_balancers: Vec<LoadBalancer>,
+    /// When true, deleted load balancers stay `PENDING_DELETE` for ever.
+    pub lb_deletes_hang: bool,
+    /// Neutron's floating IPs.
+    pub floating_ips: Vec<FloatingIp>,
 }
 
 impl Default for StandInData {
@@ -260,6 +297,9 @@ impl Default for StandInData {
             magnum_url: "http://127.0.0.1:9511/v1".to_string(),
             key_manager_url: None,
             roles: vec!["admin".into(), "member".into(), "reader".into()],
+            load_balancers: Vec::new(),
+            lb_deletes_hang: false,
+            floating_ips: Vec::new(),
         }
     }
 }

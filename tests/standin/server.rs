@@ -69,7 +69,14 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-const SERVICES: &[&str] = &["identity", "image", "compute", "network", "volume"];
+const SERVICES: &[&str] = &[
+    "identity",
+    "image",
+    "compute",
+    "network",
+    "volume",
+    "load-balancer",
+];
 const DOMAIN: (&str, &str) = ("default", "Default");
 
 fn pct_decode(s: &str) -> String {
@@ -122,6 +129,13 @@ fn json_resp(status: u16, body: &Value) -> Response {
     r.headers_mut()
         .insert("content-type", HeaderValue::from_static("application/json"));
     r
+}
+
+/// An answer without a body (`204 No Content`).
+fn empty_resp(status: u16) -> Response {
+    StatusCode::from_u16(status)
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+        .into_response()
 }
 
 fn html_resp(status: u16, title: &str, text: &str) -> Response {
@@ -270,6 +284,7 @@ pub(crate) async fn handle(
             "compute" => authed(&shared, &req, compute),
             "network" => authed(&shared, &req, network),
             "volume" => authed(&shared, &req, volume),
+            "load-balancer" => authed(&shared, &req, octavia),
             _ if path == "/" => json_resp(200, &json!({"services": SERVICES})),
             _ => keystone_error(404, "Not Found", "The resource could not be found."),
         }
@@ -350,6 +365,7 @@ fn catalog(shared: &Shared) -> Value {
         svc("compute", "nova", "/compute/v2.1"),
         svc("network", "neutron", "/network"),
         svc("block-storage", "cinderv3", "/volume/v3"),
+        svc("load-balancer", "octavia", "/load-balancer"),
         json!({"id": "container-infra-service", "type": "container-infra", "name": "magnum", "endpoints": magnum}),
     ];
     if let Some(url) = &d.key_manager_url {
@@ -1200,7 +1216,79 @@ fn network(shared: &Shared, req: &Req<'_>) -> Response {
             }
             json_resp(200, &body)
         }
+        ("GET", "/v2.0/floatingips") => {
+            let fips: Vec<Value> = d
+                .floating_ips
+                .iter()
+                .filter(|f| req.q("port_id").is_none_or(|p| p == f.port_id))
+                .map(|f| {
+                    json!({"id": f.id, "port_id": f.port_id, "description": f.description,
+                           "floating_ip_address": "172.24.4.100", "status": "ACTIVE",
+                           "tenant_id": "standin-owner", "project_id": "standin-owner"})
+                })
+                .collect();
+            json_resp(200, &json!({ "floatingips": fips }))
+        }
+        ("DELETE", p) if p.starts_with("/v2.0/floatingips/") => {
+            let id = &p["/v2.0/floatingips/".len()..];
+            let mut d = lock(&shared.data);
+            let before = d.floating_ips.len();
+            d.floating_ips.retain(|f| f.id != id);
+            if d.floating_ips.len() == before {
+                return neutron_not_found(&format!("Floating IP {id} could not be found"));
+            }
+            empty_resp(204)
+        }
         _ => neutron_not_found("The resource could not be found."),
+    }
+}
+
+/// Octavia v2: list (`project_id` filter) and cascade delete of load balancers.
+fn octavia(shared: &Shared, req: &Req<'_>) -> Response {
+    let not_found = |what: &str| {
+        json_resp(
+            404,
+            &json!({"faultcode": "Client", "faultstring": what, "debuginfo": null}),
+        )
+    };
+    match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/v2/lbaas/loadbalancers") | ("GET", "/v2.0/lbaas/loadbalancers") => {
+            let mut d = lock(&shared.data);
+            let docs: Vec<Value> = d
+                .load_balancers
+                .iter()
+                .filter(|lb| req.q("project_id").is_none_or(|p| p == lb.project_id))
+                .map(|lb| {
+                    json!({"id": lb.id, "project_id": lb.project_id, "name": "",
+                           "description": lb.description,
+                           "provisioning_status": lb.provisioning_status,
+                           "operating_status": "ONLINE", "vip_port_id": lb.vip_port_id,
+                           "vip_address": "10.0.0.100", "provider": "amphora"})
+                })
+                .collect();
+            // what was PENDING_DELETE when listed is gone afterwards
+            if !d.lb_deletes_hang {
+                d.load_balancers
+                    .retain(|lb| lb.provisioning_status != "PENDING_DELETE");
+            }
+            json_resp(200, &json!({ "loadbalancers": docs }))
+        }
+        ("DELETE", p) if p.starts_with("/v2/lbaas/loadbalancers/") => {
+            let id = &p["/v2/lbaas/loadbalancers/".len()..];
+            let mut d = lock(&shared.data);
+            match d.load_balancers.iter_mut().find(|lb| lb.id == id) {
+                Some(lb) if lb.provisioning_status == "PENDING_DELETE" => json_resp(
+                    409,
+                    &json!({"faultcode": "Client", "faultstring": format!("Invalid state PENDING_DELETE of loadbalancer resource {id}"), "debuginfo": null}),
+                ),
+                Some(lb) => {
+                    lb.provisioning_status = "PENDING_DELETE".to_string();
+                    empty_resp(204)
+                }
+                None => not_found(&format!("Load Balancer {id} not found.")),
+            }
+        }
+        _ => not_found("The resource could not be found."),
     }
 }
 

@@ -35,7 +35,8 @@ mod data;
 mod server;
 
 pub use data::{
-    Delay, Fault, Flavor, Image, Keypair, Network, ServerGroup, StandInData, Subnet, VolumeType,
+    Delay, Fault, Flavor, FloatingIp, Image, Keypair, LoadBalancer, Network, ServerGroup,
+    StandInData, Subnet, VolumeType,
 };
 pub use server::RecordedRequest;
 

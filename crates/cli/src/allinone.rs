@@ -382,6 +382,10 @@ pub fn cloud_settings(config: &Config) -> openkeel_cloud::CloudSettings {
             &config.cinder_client.region_name,
             &config.cinder_client.endpoint_type,
         ),
+        octavia_client: client(
+            &config.octavia_client.region_name,
+            &config.octavia_client.endpoint_type,
+        ),
         ..openkeel_cloud::CloudSettings::default()
     }
 }

@@ -35,6 +35,7 @@ use openkeel_drivers::{DriverError, DriverResult};
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The Nova microversion of the server-group calls.
 pub const NOVA_MICROVERSION: &str = "2.64";
@@ -56,6 +57,30 @@ pub fn pick_flavor(flavors: Vec<Flavor>, name_or_id: &str) -> Result<Flavor, Mag
         .into_iter()
         .find(|f| f.name == name_or_id || f.id == name_or_id)
         .ok_or_else(|| MagnumError::new(ErrorKind::FlavorNotFound, &[("flavor", &name_or_id)]))
+}
+
+/// How often the deletion of a cluster's load balancers is checked (Magnum: every second).
+const LB_POLL: Duration = Duration::from_secs(1);
+
+/// `re.match(r"Kubernetes .+ from cluster <uuid>", description)`: the load balancers the
+/// cluster's cloud controller manager makes for its Services.
+fn lb_of_cluster(description: &str, uuid: &str) -> bool {
+    let Some(rest) = description.strip_prefix("Kubernetes ") else {
+        return false;
+    };
+    let tail = format!(" from cluster {uuid}");
+    rest.char_indices()
+        .skip(1)
+        .take_while(|(i, _)| !rest[..*i].contains('\n'))
+        .any(|(i, _)| rest[i..].starts_with(&tail))
+}
+
+/// `re.match(r"Floating IP for Kubernetes .+ from cluster <uuid>$", description)`.
+fn fip_of_cluster(description: &str, uuid: &str) -> bool {
+    let d = description.strip_suffix('\n').unwrap_or(description);
+    d.strip_prefix("Floating IP for ").is_some_and(|rest| {
+        lb_of_cluster(rest, uuid) && rest.ends_with(&format!(" from cluster {uuid}"))
+    })
 }
 
 fn str_of(v: &Value, key: &str) -> Option<String> {
@@ -174,6 +199,103 @@ impl KeystoneCloud {
         Ok(())
     }
 
+    /// Magnum's `delete_loadbalancers` (see [`DriverCloud::delete_cluster_load_balancers`]).
+    async fn delete_load_balancers_call(
+        &self,
+        ctx: &RequestContext,
+        cluster_uuid: &str,
+        timeout: Duration,
+    ) -> Result<(), CallError> {
+        let lb_conn = match self.connect(ctx, Service::Octavia).await {
+            Ok(c) => c,
+            // no load-balancer service: the cluster can have none
+            Err(CallError::Build {
+                err: SessionError::Client(_),
+                ..
+            }) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let list_url = join(&lb_conn.base, &["lbaas", "loadbalancers"]);
+        let lbs = self
+            .list(&lb_conn, list_url.clone(), "loadbalancers")
+            .await?;
+        let mut candidates = Vec::new();
+        let mut neutron = None;
+        for lb in lbs.iter().filter(|lb| {
+            lb_of_cluster(
+                lb.get("description").and_then(Value::as_str).unwrap_or(""),
+                cluster_uuid,
+            )
+        }) {
+            let (Some(id), status) = (str_of(lb, "id"), str_of(lb, "provisioning_status")) else {
+                continue;
+            };
+            if matches!(status.as_deref(), Some("PENDING_DELETE" | "DELETED")) {
+                continue;
+            }
+            tracing::info!(load_balancer = %id, cluster = cluster_uuid, "deleting the cluster's load balancer");
+            let mut url = join(&lb_conn.base, &["lbaas", "loadbalancers", &id]);
+            url.query_pairs_mut().append_pair("cascade", "true");
+            let resp = self.send(&lb_conn, Method::DELETE, &url, &[], None).await?;
+            if !resp.is_success() && resp.status != 404 {
+                return Err(Failure::Http(Box::new(resp)).into());
+            }
+            candidates.push(id);
+            // its floating IP, when the cloud controller manager made it
+            let Some(port) = str_of(lb, "vip_port_id").filter(|p| !p.is_empty()) else {
+                continue;
+            };
+            if neutron.is_none() {
+                neutron = Some(self.connect(ctx, Service::Neutron).await?);
+            }
+            let Some(net) = neutron.as_ref() else {
+                continue;
+            };
+            let mut url = join(&net.base, &["floatingips"]);
+            url.query_pairs_mut().append_pair("port_id", &port);
+            let fips = self.list(net, url, "floatingips").await?;
+            if let Some(fip) = fips.first() {
+                let desc = fip.get("description").and_then(Value::as_str).unwrap_or("");
+                if let (true, Some(fid)) = (fip_of_cluster(desc, cluster_uuid), str_of(fip, "id")) {
+                    tracing::info!(floating_ip = %fid, cluster = cluster_uuid, "deleting the load balancer's floating IP");
+                    let url = join(&net.base, &["floatingips", &fid]);
+                    let resp = self.send(net, Method::DELETE, &url, &[], None).await?;
+                    if !resp.is_success() && resp.status != 404 {
+                        return Err(Failure::Http(Box::new(resp)).into());
+                    }
+                }
+            }
+        }
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let lbs = self
+                .list(&lb_conn, list_url.clone(), "loadbalancers")
+                .await?;
+            let left: Vec<&String> = candidates
+                .iter()
+                .filter(|id| {
+                    lbs.iter().any(|lb| {
+                        str_of(lb, "id").as_deref() == Some(id.as_str())
+                            && str_of(lb, "provisioning_status").as_deref() != Some("DELETED")
+                    })
+                })
+                .collect();
+            if left.is_empty() {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(MagnumError::internal(format!(
+                    "Timeout waiting for the load balancers {left:?} to be deleted."
+                ))
+                .into());
+            }
+            tokio::time::sleep(LB_POLL.min(deadline - tokio::time::Instant::now())).await;
+        }
+    }
+
     async fn volume_types_call(
         &self,
         ctx: &RequestContext,
@@ -275,6 +397,17 @@ impl DriverCloud for KeystoneCloud {
             .map_err(CallError::into_driver)
     }
 
+    async fn delete_cluster_load_balancers(
+        &self,
+        ctx: &RequestContext,
+        cluster_uuid: &str,
+        timeout: Duration,
+    ) -> DriverResult<()> {
+        self.delete_load_balancers_call(ctx, cluster_uuid, timeout)
+            .await
+            .map_err(|e| pre_deletion_failed(cluster_uuid, e.into_driver()))
+    }
+
     async fn ensure_server_group(
         &self,
         ctx: &RequestContext,
@@ -336,6 +469,16 @@ impl DriverCloud for SimulatedCloud {
         Ok(Some(vec![SimulatedCloud::DEFAULT_VOLUME_TYPE.to_string()]))
     }
 
+    async fn delete_cluster_load_balancers(
+        &self,
+        _ctx: &RequestContext,
+        _cluster_uuid: &str,
+        _timeout: Duration,
+    ) -> DriverResult<()> {
+        // the simulated cloud has no Octavia
+        Ok(())
+    }
+
     async fn ensure_server_group(
         &self,
         ctx: &RequestContext,
@@ -348,6 +491,22 @@ impl DriverCloud for SimulatedCloud {
 
     async fn delete_server_group(&self, _ctx: &RequestContext, _name: &str) -> DriverResult<()> {
         Ok(())
+    }
+}
+
+/// Magnum's `PreDeletionFailed` around a failure, keeping whether it was transient.
+fn pre_deletion_failed(
+    cluster_uuid: &str,
+    e: openkeel_drivers::DriverError,
+) -> openkeel_drivers::DriverError {
+    let err = MagnumError::new(
+        ErrorKind::PreDeletionFailed,
+        &[("cluster_uuid", &cluster_uuid), ("msg", &e.message())],
+    );
+    if e.is_transient() {
+        openkeel_drivers::DriverError::transient(err.message().to_string())
+    } else {
+        openkeel_drivers::DriverError::permanent(err)
     }
 }
 

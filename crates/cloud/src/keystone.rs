@@ -69,6 +69,7 @@ pub(crate) enum Service {
     Neutron,
     Identity,
     Cinder,
+    Octavia,
 }
 
 impl Service {
@@ -80,6 +81,7 @@ impl Service {
             Service::Neutron => "neutron",
             Service::Identity => "keystone",
             Service::Cinder => "cinder",
+            Service::Octavia => "octavia",
         }
     }
 
@@ -90,6 +92,7 @@ impl Service {
             Service::Neutron => "network",
             Service::Identity => "identity",
             Service::Cinder => "block-storage",
+            Service::Octavia => "load-balancer",
         }
     }
 
@@ -256,6 +259,7 @@ impl KeystoneCloud {
             Service::Neutron => &self.settings.neutron_client,
             Service::Identity => &self.settings.identity_client,
             Service::Cinder => &self.settings.cinder_client,
+            Service::Octavia => &self.settings.octavia_client,
         }
     }
 
@@ -444,6 +448,7 @@ fn versioned_root(svc: Service, endpoint: &str) -> Result<Url, String> {
         Service::Neutron => (segs.last().is_some_and(|s| is_version(s, "v2")), "v2.0"),
         // `…/v3/<project>` and `…/v3` are used as they are.
         Service::Cinder => (segs.iter().any(|s| is_version(s, "v3")), "v3"),
+        Service::Octavia => (segs.last().is_some_and(|s| is_version(s, "v2")), "v2"),
         Service::Identity => (true, ""),
     };
     if let Ok(mut p) = url.path_segments_mut() {
@@ -785,6 +790,11 @@ mod tests {
         assert_eq!(
             root(Service::Identity, "http://h/identity"),
             "http://h/identity/v3"
+        );
+        assert_eq!(root(Service::Octavia, "http://h:9876"), "http://h:9876/v2");
+        assert_eq!(
+            root(Service::Octavia, "http://h/load-balancer/v2.0"),
+            "http://h/load-balancer/v2.0"
         );
         assert!(versioned_root(Service::Glance, "not a url").is_err());
     }

@@ -101,6 +101,9 @@ pub struct CloudSettings {
     /// `[cinder_client]` (the Cluster API driver's volume types; `block-storage` in the
     /// catalogue, or its aliases `volumev3` / `volume`).
     pub cinder_client: ClientSettings,
+    /// `[octavia_client]` (the Cluster API driver's load balancers, removed before a
+    /// cluster is deleted).
+    pub octavia_client: ClientSettings,
     /// The identity endpoint for `get_project`. Magnum has no option for it: openstacksdk's
     /// defaults apply (interface `public`, any region), which is this field's default.
     pub identity_client: ClientSettings,
@@ -119,6 +122,7 @@ impl Default for CloudSettings {
             nova_client: ClientSettings::default(),
             neutron_client: ClientSettings::default(),
             cinder_client: ClientSettings::default(),
+            octavia_client: ClientSettings::default(),
             identity_client: ClientSettings {
                 region_name: None,
                 endpoint_type: "public".to_string(),

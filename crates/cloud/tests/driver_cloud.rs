@@ -6,7 +6,9 @@
 use openkeel_cloud::{ClientSettings, CloudSettings, KeystoneAuthSettings, KeystoneCloud};
 use openkeel_core::context::RequestContext;
 use openkeel_drivers::deps::DriverCloud;
-use openkeel_tests::standin::{self, Delay, Fault, ServerGroup, StandIn, StandInData, VolumeType};
+use openkeel_tests::standin::{
+    self, Delay, Fault, FloatingIp, LoadBalancer, ServerGroup, StandIn, StandInData, VolumeType,
+};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -260,6 +262,103 @@ async fn volume_types_or_none_without_block_storage() {
         ))
     });
     assert!(c.volume_types(&ctx).await.unwrap_err().is_transient());
+}
+
+#[tokio::test]
+async fn a_clusters_load_balancers_and_their_floating_ips_go_before_it() {
+    const U: &str = "5f0c6a0e-3a5e-4a77-9b3e-2f5f3f0d9a11";
+    let desc =
+        |svc: &str, uuid: &str| format!("Kubernetes external service {svc} from cluster {uuid}");
+    let s = standin::start(StandInData::default()).await;
+    s.update(|d| {
+        d.load_balancers = vec![
+            LoadBalancer::new("lb1", "p1", &desc("default/web", U), "port1"),
+            LoadBalancer::new(
+                "lb2",
+                "p1",
+                &desc("default/web", "another-cluster"),
+                "port2",
+            ),
+            LoadBalancer {
+                provisioning_status: "PENDING_DELETE".into(),
+                ..LoadBalancer::new("lb3", "p1", &desc("default/db", U), "port3")
+            },
+            LoadBalancer::new(
+                "lb4",
+                "p1",
+                &format!("Kubernetes from cluster {U}"),
+                "port4",
+            ),
+        ];
+        d.floating_ips = vec![
+            FloatingIp {
+                id: "fip1".into(),
+                port_id: "port1".into(),
+                description: format!("Floating IP for {}", desc("default/web", U)),
+            },
+            FloatingIp {
+                id: "fip2".into(),
+                port_id: "port2".into(),
+                description: "someone's".into(),
+            },
+        ];
+    });
+    let c = cloud(&s);
+    let ctx = user_ctx(&s, "p1");
+    c.delete_cluster_load_balancers(&ctx, U, Duration::from_secs(5))
+        .await
+        .unwrap();
+    let d = s.data();
+    let left: Vec<&str> = d.load_balancers.iter().map(|l| l.id.as_str()).collect();
+    // lb3 was already going; lb4's description does not match Magnum's pattern
+    assert_eq!(left, ["lb2", "lb4"]);
+    let fips: Vec<&str> = d.floating_ips.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(fips, ["fip2"]);
+    let deletes: Vec<(String, String)> = s
+        .requests_to("load-balancer")
+        .into_iter()
+        .filter(|r| r.method == "DELETE")
+        .map(|r| (r.service_path, r.query))
+        .collect();
+    assert_eq!(
+        deletes,
+        [(
+            "/v2/lbaas/loadbalancers/lb1".to_string(),
+            "cascade=true".to_string()
+        )]
+    );
+
+    // a load balancer that never goes: PreDeletionFailed after the timeout
+    s.update(|d| {
+        d.lb_deletes_hang = true;
+        d.load_balancers
+            .push(LoadBalancer::new("lb5", "p1", &desc("default/api", U), ""));
+    });
+    let t0 = Instant::now();
+    let e = c
+        .delete_cluster_load_balancers(&ctx, U, Duration::from_secs(2))
+        .await
+        .unwrap_err();
+    assert!(t0.elapsed() >= Duration::from_secs(2), "{:?}", t0.elapsed());
+    assert!(!e.is_transient());
+    assert_eq!(e.error().kind(), openkeel_core::error::ErrorKind::PreDeletionFailed);
+    assert!(
+        e.message().starts_with(&format!("Failed to pre-delete resources for cluster {U}, error: Timeout waiting for the load balancers")),
+        "{}",
+        e.message()
+    );
+
+    // no load-balancer service in the catalogue: nothing to do
+    let s2 = standin::start(StandInData {
+        catalog: Some(json!([{"type": "identity", "name": "keystone", "endpoints": [
+            {"interface": "public", "region_id": "RegionOne", "region": "RegionOne", "url": "{base}/identity"}]}])),
+        ..StandInData::default()
+    })
+    .await;
+    cloud(&s2)
+        .delete_cluster_load_balancers(&user_ctx(&s2, "p1"), U, Duration::from_secs(2))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

@@ -104,6 +104,9 @@ pub struct Settings {
     pub default_boot_volume_size: i64,
     /// `[capi_client] helm_binary`.
     pub helm_binary: String,
+    /// `[cluster] pre_delete_lb_timeout`: how long a delete waits for the cluster's Octavia
+    /// load balancers to go.
+    pub pre_delete_lb_timeout: Duration,
 }
 
 impl Settings {
@@ -127,6 +130,9 @@ impl Settings {
             default_boot_volume_type: config.cinder.default_boot_volume_type.clone(),
             default_boot_volume_size: config.cinder.default_boot_volume_size,
             helm_binary: config.capi_client.helm_binary.clone(),
+            pre_delete_lb_timeout: Duration::from_secs(
+                config.cluster.pre_delete_lb_timeout.max(0).unsigned_abs(),
+            ),
         }
     }
 }
@@ -309,14 +315,20 @@ impl CapiDriver {
             }
         };
         tracing::info!(cluster = %uuid, stack_id = %stack_id, "creating the Cluster API cluster");
-        // 2. the namespace and the ClusterClass set
-        for o in ClusterClassSet::for_version_in(
-            &self.settings.cluster_class_version,
-            &self.settings.namespace,
-        )
-        .into_objects()
-        {
-            m.apply(&o).await?;
+        // 2. the namespace and the ClusterClass set, unless the class is there (it is
+        // written last, its content is fixed by its versioned name, and every apply of it
+        // makes CAPI's webhook check every Cluster of the class: magnum-cluster-api's
+        // apply-on-every-create slows down as clusters accumulate)
+        let class = clusterclass::cluster_class_name_for(&self.settings.cluster_class_version);
+        if m.get(mgmt::CLUSTER_CLASS, &class).await?.is_none() {
+            for o in ClusterClassSet::for_version_in(
+                &self.settings.cluster_class_version,
+                &self.settings.namespace,
+            )
+            .into_objects()
+            {
+                m.apply(&o).await?;
+            }
         }
         // 3. the two ClusterResourceSets
         for crs in addons::cluster_resource_sets(&uuid, &stack_id) {
@@ -598,10 +610,21 @@ impl CapiDriver {
 
     /// `delete_cluster` (spec §4.3): the ClusterResourceSets with their Secrets, then the
     /// `Cluster`; what is already gone is fine.
-    pub async fn delete(&self, cluster: &Cluster) -> DriverResult<Writes> {
+    pub async fn delete(&self, ctx: &DriverContext<'_>, cluster: &Cluster) -> DriverResult<Writes> {
         let Some(stack_id) = cluster.stack_id.clone().filter(|s| !s.is_empty()) else {
             return Ok(Writes::none());
         };
+        // 1. the load balancers the cluster's cloud controller manager made (their ports
+        // would keep CAPO from deleting the cluster's network)
+        if let Some(uuid) = cluster.uuid.as_deref().filter(|u| !u.is_empty()) {
+            self.cloud()?
+                .delete_cluster_load_balancers(
+                    ctx.request,
+                    uuid,
+                    self.settings.pre_delete_lb_timeout,
+                )
+                .await?;
+        }
         let m = self.mgmt().await?;
         self.delete_addons(m, cluster, &stack_id).await?;
         m.delete(mgmt::CLUSTER, &stack_id).await?;
@@ -871,10 +894,10 @@ impl Driver for EntryPoint {
 
     async fn delete_cluster(
         &self,
-        _ctx: &DriverContext<'_>,
+        ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
     ) -> DriverResult<Writes> {
-        self.inner.delete(cluster).await
+        self.inner.delete(ctx, cluster).await
     }
 
     async fn resize_cluster(

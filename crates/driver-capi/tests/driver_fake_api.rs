@@ -21,6 +21,7 @@ use serde_json::json;
 const NS: &str = "magnum-system";
 const SECRETS: &str = "/api/v1/namespaces/magnum-system/secrets";
 const CLUSTERS: &str = "/apis/cluster.x-k8s.io/v1beta1/namespaces/magnum-system/clusters";
+const CLASSES: &str = "/apis/cluster.x-k8s.io/v1beta1/namespaces/magnum-system/clusterclasses";
 const CRSS: &str =
     "/apis/addons.cluster.x-k8s.io/v1beta1/namespaces/magnum-system/clusterresourcesets";
 
@@ -167,8 +168,23 @@ async fn create_writes_magnum_cluster_apis_objects_in_its_order() {
             format!("clusters/{stack_id}"),
         ]
     );
-    // requests of one create
-    assert_eq!(log.len(), 19, "{log:#?}");
+    // requests of one create: the ClusterClass set is looked for, then written
+    assert_eq!(log[1], format!("GET {CLASSES}/magnum-v0.38.2"));
+    assert_eq!(log.len(), 20, "{log:#?}");
+
+    // a second create finds the class and writes only its own objects
+    let before = r.api.log().len();
+    let mut c2 = cluster("0f2d7c1e-9a55-4b1e-8c3d-2e4f6a8b0c1d");
+    let ngs2 = nodegroups("0f2d7c1e-9a55-4b1e-8c3d-2e4f6a8b0c1d");
+    create(&r, &mut c2, &ngs2).await.unwrap();
+    let log2 = r.api.log()[before..].to_vec();
+    assert!(
+        !patches(&log2)
+            .iter()
+            .any(|p| p.contains("magnum-v0.38.2") || p.starts_with("namespaces/")),
+        "{log2:#?}"
+    );
+    assert_eq!(log2.len(), 14, "{log2:#?}");
     let calls = r.fakes.calls.all();
     assert!(calls.contains(&format!("appcred create {UUID}")));
     assert!(calls.contains(&format!(

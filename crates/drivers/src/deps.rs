@@ -130,6 +130,17 @@ pub trait DriverCloud: Send + Sync {
     ) -> DriverResult<String>;
     /// Delete the Nova server groups named `name` of the cluster's project (none is success).
     async fn delete_server_group(&self, ctx: &RequestContext, name: &str) -> DriverResult<()>;
+    /// Before a cluster is deleted: delete (cascade) the Octavia load balancers its cloud
+    /// controller manager made (description `Kubernetes … from cluster <uuid>`) and their
+    /// floating IPs, and wait up to `timeout` for them to be gone (Magnum's
+    /// `delete_loadbalancers`). No load-balancer service in the catalogue: nothing to do.
+    /// Failures are `PreDeletionFailed`.
+    async fn delete_cluster_load_balancers(
+        &self,
+        ctx: &RequestContext,
+        cluster_uuid: &str,
+        timeout: std::time::Duration,
+    ) -> DriverResult<()>;
 }
 
 /// Everything a driver may be given when the registry is built.

@@ -160,6 +160,18 @@ impl DriverCloud for FakeCloud {
         self.calls.push("default_volume_type");
         Ok("ssd".into())
     }
+    async fn delete_cluster_load_balancers(
+        &self,
+        _: &RequestContext,
+        uuid: &str,
+        timeout: Duration,
+    ) -> DriverResult<()> {
+        self.calls.push(format!(
+            "delete load balancers {uuid} {}",
+            timeout.as_secs()
+        ));
+        Ok(())
+    }
     async fn volume_types(&self, _: &RequestContext) -> DriverResult<Option<Vec<String>>> {
         self.calls.push("volume_types");
         Ok(Some(vec![
@@ -238,6 +250,7 @@ pub fn settings(namespace: &str) -> Settings {
         default_boot_volume_type: String::new(),
         default_boot_volume_size: 0,
         helm_binary: "helm".into(),
+        pre_delete_lb_timeout: Duration::from_secs(60),
     }
 }
 
