@@ -321,12 +321,13 @@ pub fn driver_registry(
     Ok(Arc::new(registry))
 }
 
-/// The conductor's tunables from `[openkeel]`.
+/// The conductor's tunables from `[openkeel]` (and `[cluster] pre_delete_lb_timeout`).
 pub fn conductor_settings(config: &Config) -> openkeel_conductor::ConductorSettings {
     let secs = |v: i64| std::time::Duration::from_secs(v.unsigned_abs());
     openkeel_conductor::ConductorSettings {
         driver_call_timeout: secs(config.openkeel.driver_call_timeout),
         operation_timeout: secs(config.openkeel.operation_timeout),
+        pre_delete_timeout: secs(config.cluster.pre_delete_lb_timeout),
         ..openkeel_conductor::ConductorSettings::default()
     }
 }

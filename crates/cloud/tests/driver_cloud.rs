@@ -341,7 +341,10 @@ async fn a_clusters_load_balancers_and_their_floating_ips_go_before_it() {
         .unwrap_err();
     assert!(t0.elapsed() >= Duration::from_secs(2), "{:?}", t0.elapsed());
     assert!(!e.is_transient());
-    assert_eq!(e.error().kind(), openkeel_core::error::ErrorKind::PreDeletionFailed);
+    assert_eq!(
+        e.error().kind(),
+        openkeel_core::error::ErrorKind::PreDeletionFailed
+    );
     assert!(
         e.message().starts_with(&format!("Failed to pre-delete resources for cluster {U}, error: Timeout waiting for the load balancers")),
         "{}",

@@ -66,6 +66,9 @@ pub struct ConductorSettings {
     /// periodic loops' (`update_cluster_status`, health poll). A call that runs out is a
     /// transient driver error.
     pub driver_call_timeout: Duration,
+    /// What `delete_cluster` may take beyond `driver_call_timeout`: the wait for the cluster's
+    /// load balancers to go (`[cluster] pre_delete_lb_timeout`, Magnum's pre-delete).
+    pub pre_delete_timeout: Duration,
 }
 
 impl Default for ConductorSettings {
@@ -75,6 +78,7 @@ impl Default for ConductorSettings {
             operation_timeout: Duration::from_secs(60 * 60),
             sync_concurrency: 8,
             driver_call_timeout: Duration::from_secs(60),
+            pre_delete_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -157,7 +161,17 @@ impl Conductor {
         method: &str,
         call: impl std::future::Future<Output = DriverResult<T>>,
     ) -> DriverResult<T> {
-        let limit = self.settings.driver_call_timeout;
+        self.bounded_by(method, self.settings.driver_call_timeout, call)
+            .await
+    }
+
+    /// [`Conductor::bounded`] with another limit.
+    pub(crate) async fn bounded_by<T>(
+        &self,
+        method: &str,
+        limit: Duration,
+        call: impl std::future::Future<Output = DriverResult<T>>,
+    ) -> DriverResult<T> {
         match tokio::time::timeout(limit, call).await {
             Ok(r) => r,
             Err(_) => {

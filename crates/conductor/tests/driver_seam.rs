@@ -31,6 +31,8 @@ struct Scripted {
     /// When set, `update_cluster_status` signals `entered` and waits for `release`.
     gate: Mutex<Option<(Arc<Notify>, Arc<Notify>)>>,
     hang_on_create: Mutex<bool>,
+    /// How long `delete_cluster` takes.
+    delete_takes: Mutex<Duration>,
 }
 
 impl Scripted {
@@ -81,6 +83,8 @@ impl Driver for Scripted {
         Ok(Writes::none())
     }
     async fn delete_cluster(&self, _: &DriverContext<'_>, _: &mut Cluster) -> DriverResult<Writes> {
+        let takes = *self.delete_takes.lock().unwrap();
+        tokio::time::sleep(takes).await;
         Ok(Writes::none())
     }
     async fn resize_cluster(
@@ -272,6 +276,52 @@ async fn a_hung_driver_call_is_bounded_and_releases_the_cluster() {
         assert_eq!(
             status(&cluster_row(db, &uuid).await),
             ClusterStatus::DeleteInProgress
+        );
+    });
+}
+
+/// A delete may wait for the cluster's load balancers (`[cluster] pre_delete_lb_timeout`) on
+/// top of the bound of every driver call; beyond both it fails as a timeout.
+#[tokio::test]
+async fn a_delete_may_take_the_pre_delete_wait_and_no_more() {
+    on_every_backend!(|db| {
+        let driver = Arc::new(Scripted::default());
+        let mut registry = DriverRegistry::new(DriverSettings::default());
+        registry.register(driver.clone());
+        let settings = ConductorSettings {
+            driver_call_timeout: Duration::from_millis(300),
+            pre_delete_timeout: Duration::from_millis(700),
+            ..settings()
+        };
+        let c = Arc::new(Conductor::new(
+            db.clone(),
+            Arc::new(registry),
+            Arc::new(Recorder::default()),
+            settings,
+        ));
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        // longer than a driver call may take, within the pre-delete wait
+        let slow = create(&c, &t, "slow-lbs", 1, &[]).await;
+        *driver.delete_takes.lock().unwrap() = Duration::from_millis(600);
+        c.cluster_delete(&ctx(), slow.clone())
+            .await
+            .expect("delete");
+        assert_eq!(
+            status(&cluster_row(db, &slow).await),
+            ClusterStatus::DeleteInProgress
+        );
+        // beyond both: DELETE_FAILED with the bound in the reason
+        let stuck = create(&c, &t, "stuck-lbs", 1, &[]).await;
+        *driver.delete_takes.lock().unwrap() = Duration::from_secs(3);
+        let e = c.cluster_delete(&ctx(), stuck.clone()).await.unwrap_err();
+        assert!(
+            e.message()
+                .contains("delete_cluster did not answer within 1 s"),
+            "{e}"
+        );
+        assert_eq!(
+            status(&cluster_row(db, &stuck).await),
+            ClusterStatus::DeleteFailed
         );
     });
 }

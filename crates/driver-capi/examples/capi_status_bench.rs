@@ -88,10 +88,14 @@ async fn main() {
                     template: &t,
                     nodegroups: &ngs,
                 };
-                driver
-                    .create_cluster(&ctx, &mut one.cluster, 60)
-                    .await
-                    .expect("create");
+                // a transient failure (the rig's API server is busy) is retried, as the
+                // conductor's next attempt would
+                let mut attempts = 0;
+                while let Err(e) = driver.create_cluster(&ctx, &mut one.cluster, 60).await {
+                    attempts += 1;
+                    assert!(e.is_transient() && attempts < 5, "create: {e:?}");
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
                 for ng in &mut one.nodegroups {
                     ng.stack_id = one.cluster.stack_id.clone();
                 }
@@ -113,7 +117,7 @@ async fn main() {
     let mut per_tick = Vec::new();
     for _ in 0..ticks {
         let (r0, c0, w0) = (m.request_count(), cpu(), Instant::now());
-        let changed: usize = stream::iter(clusters.iter())
+        let changed = stream::iter(clusters.iter())
             .map(|one| {
                 let driver = driver.clone();
                 let (t, req) = (t.clone(), req.clone());
@@ -123,23 +127,26 @@ async fn main() {
                         template: &t,
                         nodegroups: &one.nodegroups,
                     };
-                    let r = driver
-                        .update_cluster_status(&ctx, &one.cluster)
-                        .await
-                        .expect("tick");
-                    usize::from(r.status.is_some())
+                    // a transient error is counted; the conductor retries on the next tick
+                    match driver.update_cluster_status(&ctx, &one.cluster).await {
+                        Ok(r) => (usize::from(r.status.is_some()), 0),
+                        Err(e) if e.is_transient() => (0, 1),
+                        Err(e) => panic!("tick: {e:?}"),
+                    }
                 }
             })
             .buffer_unordered(conc)
-            .collect::<Vec<usize>>()
+            .collect::<Vec<(usize, usize)>>()
             .await
             .into_iter()
-            .sum();
+            .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+        let (changed, transient) = changed;
         per_tick.push(json!({
             "requests_per_cluster": (m.request_count() - r0) as f64 / n as f64,
             "cpu_ms_per_cluster": (cpu() - c0).as_secs_f64() * 1000.0 / n as f64,
             "wall_ms": w0.elapsed().as_secs_f64() * 1000.0,
             "status_changes": changed,
+            "transient_errors": transient,
         }));
         tokio::time::sleep(Duration::from_secs(1)).await;
     }

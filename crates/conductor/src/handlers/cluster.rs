@@ -273,7 +273,11 @@ impl Conductor {
             };
             let before = c.data.clone();
             let res = self
-                .bounded("delete_cluster", driver.delete_cluster(&dctx, &mut c.data))
+                .bounded_by(
+                    "delete_cluster",
+                    self.settings.driver_call_timeout + self.settings.pre_delete_timeout,
+                    driver.delete_cluster(&dctx, &mut c.data),
+                )
                 .await;
             touch_cluster_diff(&mut c, &before);
             let writes = res?;
