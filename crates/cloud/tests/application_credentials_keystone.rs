@@ -14,13 +14,23 @@ use openkeel_drivers::deps::ApplicationCredentials;
 use std::sync::Arc;
 
 fn creds(ks: &openkeel_tests::Keystone, region: Option<&str>) -> KeystoneApplicationCredentials {
+    creds_as(ks, region, "magnum", "service")
+}
+
+/// As [`creds`], with `user` of `project` as the service user.
+fn creds_as(
+    ks: &openkeel_tests::Keystone,
+    region: Option<&str>,
+    user: &str,
+    project: &str,
+) -> KeystoneApplicationCredentials {
     let cloud = KeystoneCloud::new(CloudSettings {
         keystone_auth: KeystoneAuthSettings {
             auth_type: Some("password".into()),
             auth_url: Some(ks.url.clone()),
-            username: Some("magnum".into()),
-            password: Some(ks.password("magnum")),
-            project_name: Some("service".into()),
+            username: Some(user.into()),
+            password: Some(ks.password(user)),
+            project_name: Some(project.into()),
             user_domain_name: Some("Default".into()),
             project_domain_name: Some("Default".into()),
             ..Default::default()
@@ -163,6 +173,29 @@ async fn create_use_delete_delete_again() {
     ac.delete("0123456789abcdef0123456789abcdef", &uuid)
         .await
         .unwrap();
+}
+
+/// Spec §11 F17: a service user Keystone forbids to list the cluster owner's credentials
+/// (here a plain member) does not block the delete: the credential is left in place, with a
+/// warning, as magnum-cluster-api does (otherwise the cluster could never be deleted).
+#[tokio::test]
+async fn a_forbidden_look_up_does_not_block_the_delete() {
+    let Some(ks) = openkeel_tests::keystone() else {
+        return;
+    };
+    let ac = creds(&ks, Some("RegionOne"));
+    let ctx = user_ctx(&ks, "demo").await;
+    let c = cluster(&ks, "demo");
+    let uuid = c.uuid.clone().unwrap();
+    ac.create(&ctx, &c).await.unwrap();
+    let forbidden = creds_as(&ks, Some("RegionOne"), "alt", "alt");
+    forbidden
+        .delete(&ks.user_id("demo"), &uuid)
+        .await
+        .expect("a 403 is not an error");
+    assert_eq!(listed(&ks, "demo", &uuid).await, 1, "left in place");
+    ac.delete(&ks.user_id("demo"), &uuid).await.unwrap();
+    assert_eq!(listed(&ks, "demo", &uuid).await, 0);
 }
 
 #[tokio::test]
