@@ -171,6 +171,43 @@ async fn a_cast_right_after_wait_listening_is_delivered() {
     server.stop().await;
 }
 
+/// A cast to a topic no queue is bound to (a broker that has just restarted, before the
+/// conductors have declared their queues again) is not lost: it is retried until a conductor
+/// listens, and refused with a 503 when none does within the timeout. oslo.messaging's casts
+/// are not mandatory: the broker confirms them and drops them.
+#[tokio::test]
+async fn a_cast_no_queue_takes_waits_for_one_or_fails() {
+    let Some(url) = transport_url() else { return };
+    // nobody ever listens: a 503 after the timeout, not a silent success
+    let caller = AmqpCaller::new(settings(&url, 2), topic());
+    let t0 = std::time::Instant::now();
+    let e = caller.cast(&ctx(), "lost", Args::new()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ServiceUnavailable, "{e}");
+    assert!(e.message().contains("no conductor is listening"), "{e}");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(1900),
+        "{:?}",
+        t0.elapsed()
+    );
+
+    // a conductor that starts listening during the retries gets the cast
+    let t = topic();
+    let s = settings(&url, 20);
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+    let cast = tokio::spawn(async move { caller.cast(&ctx(), "late", Args::new()).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (server, mut seen) = serve(s.clone(), &t);
+    cast.await
+        .unwrap()
+        .expect("delivered once the queue is there");
+    let got = tokio::time::timeout(Duration::from_secs(10), seen.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.0, "late");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn calls_casts_and_failures_round_trip() {
     let Some(url) = transport_url() else { return };

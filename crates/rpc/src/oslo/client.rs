@@ -97,6 +97,7 @@ impl AmqpCaller {
         &self,
         body: &[u8],
         expiration: Option<std::time::Duration>,
+        mandatory: bool,
         deadline: Instant,
     ) -> Result<(), BrokerError> {
         let s = &self.inner.settings;
@@ -105,12 +106,48 @@ impl AmqpCaller {
             .publish(
                 &s.exchange,
                 &self.inner.topic,
-                false,
+                mandatory,
                 body,
                 properties(expiration),
                 deadline,
             )
             .await
+    }
+
+    /// Publish a cast so that it reaches a queue: `mandatory`, and while the broker returns it
+    /// (no queue bound to the topic: right after a broker restart, before the conductors
+    /// have declared their queues again) retried with the back-off until `deadline`. A
+    /// confirmed message without a queue would be dropped by the broker, and the API would
+    /// have answered 202 for an operation that never happens (oslo.messaging's casts are
+    /// not mandatory: Magnum loses them).
+    async fn publish_cast(&self, body: &[u8], deadline: Instant) -> Result<(), BrokerError> {
+        let mut attempt = 0u32;
+        loop {
+            match self.publish(body, None, true, deadline).await {
+                Err(BrokerError::Returned(topic)) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(BrokerError::Timeout(format!(
+                            "no queue is bound to the topic {topic}: no conductor is listening"
+                        )));
+                    }
+                    if attempt == 0 {
+                        tracing::warn!(topic, "cast returned by the broker (no queue bound to its topic yet); retrying");
+                    }
+                    let pause = self.inner.settings.backoff(attempt).min(left);
+                    tokio::time::sleep(pause.max(std::time::Duration::from_millis(10))).await;
+                    attempt = attempt.saturating_add(1);
+                }
+                // the deadline ran out during a retry: say why it was retried
+                Err(BrokerError::Timeout(_)) if attempt > 0 => {
+                    return Err(BrokerError::Timeout(format!(
+                        "no queue is bound to the topic {}: no conductor is listening",
+                        self.inner.topic
+                    )))
+                }
+                other => return other,
+            }
+        }
     }
 }
 
@@ -124,7 +161,7 @@ impl RpcCaller for AmqpCaller {
     ) -> Result<(), MagnumError> {
         let deadline = Instant::now() + self.inner.settings.rpc_response_timeout;
         let body = message::serialize_envelope(&message::request(ctx, method, args, None));
-        self.publish(&body, None, deadline).await.map_err(|e| {
+        self.publish_cast(&body, deadline).await.map_err(|e| {
             tracing::error!(method, error = %e, request_id = %ctx.request_id, "RPC cast not delivered");
             unavailable(&e)
         })
@@ -166,7 +203,7 @@ impl RpcCaller for AmqpCaller {
                 p.remove(&msg_id);
             }
         };
-        if let Err(e) = self.publish(&body, Some(timeout), deadline).await {
+        if let Err(e) = self.publish(&body, Some(timeout), false, deadline).await {
             forget();
             tracing::error!(method, error = %e, request_id = %ctx.request_id, "RPC call not delivered");
             return Err(unavailable(&e));
