@@ -596,6 +596,86 @@ pub fn api_state(
     })
 }
 
+/// A socket the API serves, bound beforehand (the `uwsgi` entry point binds its `http` /
+/// `https` / `http-socket` addresses before it drops privileges).
+pub enum ApiListener {
+    /// Plain HTTP.
+    Http(std::net::TcpListener),
+    /// HTTPS with this server configuration.
+    Https(std::net::TcpListener, Arc<rustls::ServerConfig>),
+}
+
+impl ApiListener {
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        match self {
+            ApiListener::Http(l) | ApiListener::Https(l, _) => l.local_addr(),
+        }
+    }
+}
+
+/// Serve the API on every listener until the sender is used (or dropped); the handle ends
+/// when every listener has stopped, with the first error.
+pub fn serve_api_listeners(
+    state: openkeel_api::ApiState,
+    listeners: Vec<ApiListener>,
+    requests: Option<Arc<std::sync::atomic::AtomicU64>>,
+) -> Result<(oneshot::Sender<()>, JoinHandle<std::io::Result<()>>), StartError> {
+    let mut app = openkeel_api::router(Arc::new(state));
+    if let Some(counter) = requests {
+        // uWSGI's per-worker request count, for its stats server.
+        app = app.layer(tower::util::MapRequestLayer::new(
+            move |req: axum::extract::Request| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                req
+            },
+        ));
+    }
+    let (tx, rx) = oneshot::channel::<()>();
+    let (stop_all, _) = tokio::sync::broadcast::channel::<()>(1);
+    let mut servers = tokio::task::JoinSet::new();
+    for listener in listeners {
+        let addr = listener
+            .local_addr()
+            .map_err(|e| StartError::Unsupported(format!("listener: {e}")))?;
+        let mut stop = stop_all.subscribe();
+        let shutdown = async move {
+            let _ = stop.recv().await;
+        };
+        let app = app.clone();
+        match listener {
+            ApiListener::Http(l) => {
+                l.set_nonblocking(true).map_err(|e| StartError::Bind(addr, e))?;
+                let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
+                servers.spawn(async move {
+                    axum::serve(l, app).with_graceful_shutdown(shutdown).await
+                });
+            }
+            ApiListener::Https(l, config) => {
+                l.set_nonblocking(true).map_err(|e| StartError::Bind(addr, e))?;
+                let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
+                let l = crate::tls::TlsListener::new(l, config)
+                    .map_err(|e| StartError::Bind(addr, e))?;
+                servers.spawn(async move {
+                    axum::serve(l, app).with_graceful_shutdown(shutdown).await
+                });
+            }
+        }
+    }
+    let handle = tokio::spawn(async move {
+        let _ = rx.await;
+        let _ = stop_all.send(());
+        let mut result = Ok(());
+        while let Some(done) = servers.join_next().await {
+            let done = done.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+            if result.is_ok() {
+                result = done;
+            }
+        }
+        result
+    });
+    Ok((tx, handle))
+}
+
 /// Bind `[api] host:port` (or `bind`) and serve the API until the returned sender fires.
 pub async fn serve_api(
     state: openkeel_api::ApiState,

@@ -2,11 +2,23 @@
 //! binaries, and the all-in-one server (API + conductor in one process).
 
 pub mod allinone;
+pub mod cmd;
 pub mod logging;
 pub mod services;
 pub mod table;
+pub mod tls;
+pub mod uwsgi;
 
 use std::path::PathBuf;
+
+/// Parse the command line of `T` as program `prog` (`openkeel-api` or its Magnum name
+/// `magnum-api`: the same code under both names, so usage and error messages name the program
+/// that was run).
+pub fn parse_args<T: clap::Parser>(prog: &'static str) -> T {
+    let mut cmd = T::command().name(prog).bin_name(prog);
+    let matches = cmd.get_matches_mut();
+    T::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
+}
 
 /// oslo.config's command-line options, shared by every binary.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -18,6 +30,14 @@ pub struct ConfigArgs {
     /// A directory whose `*.conf` files are read in sorted order (repeatable).
     #[arg(long = "config-dir", value_name = "DIR")]
     pub config_dir: Vec<PathBuf>,
+}
+
+/// [`ConfigArgs`] alone, as a parser (the `uwsgi` entry point's `pyargv`).
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "uwsgi")]
+pub struct ConfigArgsCli {
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
 impl ConfigArgs {
@@ -56,7 +76,7 @@ impl ConfigArgs {
 pub fn run_service<F, Fut>(
     prog: &str,
     args: &ConfigArgs,
-    log_format: logging::LogFormat,
+    log_format: Option<logging::LogFormat>,
     body: F,
 ) -> std::process::ExitCode
 where
@@ -70,7 +90,13 @@ where
             return std::process::ExitCode::FAILURE;
         }
     };
-    logging::init(config.default.debug, log_format);
+    let _log_guard = match logging::init_config(&config, prog, log_format) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
