@@ -644,20 +644,22 @@ pub fn serve_api_listeners(
         let app = app.clone();
         match listener {
             ApiListener::Http(l) => {
-                l.set_nonblocking(true).map_err(|e| StartError::Bind(addr, e))?;
+                l.set_nonblocking(true)
+                    .map_err(|e| StartError::Bind(addr, e))?;
                 let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
-                servers.spawn(async move {
-                    axum::serve(l, app).with_graceful_shutdown(shutdown).await
-                });
+                servers.spawn(
+                    async move { axum::serve(l, app).with_graceful_shutdown(shutdown).await },
+                );
             }
             ApiListener::Https(l, config) => {
-                l.set_nonblocking(true).map_err(|e| StartError::Bind(addr, e))?;
+                l.set_nonblocking(true)
+                    .map_err(|e| StartError::Bind(addr, e))?;
                 let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
                 let l = crate::tls::TlsListener::new(l, config)
                     .map_err(|e| StartError::Bind(addr, e))?;
-                servers.spawn(async move {
-                    axum::serve(l, app).with_graceful_shutdown(shutdown).await
-                });
+                servers.spawn(
+                    async move { axum::serve(l, app).with_graceful_shutdown(shutdown).await },
+                );
             }
         }
     }

@@ -42,8 +42,8 @@ pub enum LogFormat {
 
 /// Install a simple global subscriber on stderr (the admin commands; idempotent).
 pub fn init(debug: bool, format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(default_filter(debug)));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter(debug)));
     let ansi = std::io::stderr().is_terminal();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -105,7 +105,8 @@ impl WatchedFile {
             path: path.to_path_buf(),
             state: Mutex::new(None),
         };
-        f.reopen().map_err(|e| format!("cannot open log file {}: {e}", path.display()))?;
+        f.reopen()
+            .map_err(|e| format!("cannot open log file {}: {e}", path.display()))?;
         Ok(f)
     }
 
@@ -329,11 +330,7 @@ fn python_format(format: &str, value: impl Fn(&str, &str) -> Option<String>) -> 
             let key = &a[..close];
             let spec_and_conv = &a[close + 1..];
             let conv = spec_and_conv.find(|c: char| c.is_ascii_alphabetic())?;
-            Some((
-                key,
-                &spec_and_conv[..conv],
-                &spec_and_conv[conv + 1..],
-            ))
+            Some((key, &spec_and_conv[..conv], &spec_and_conv[conv + 1..]))
         });
         match parsed {
             Some((key, spec, tail)) => {
@@ -430,7 +427,8 @@ pub fn init_config(
         Some(path) if !path.is_empty() => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("log_config_append {path}: {e}"))?;
-            let conf = pyconf::parse(&text).map_err(|e| format!("log_config_append {path}: {e}"))?;
+            let conf =
+                pyconf::parse(&text).map_err(|e| format!("log_config_append {path}: {e}"))?;
             warnings.extend(conf.warnings.iter().cloned());
             let conf = Arc::new(conf);
             let mut layers = Vec::new();
@@ -523,7 +521,10 @@ mod tests {
             Some(PathBuf::from("/var/log/kolla/magnum/magnum-api.log"))
         );
         let c = Config::from_ini_str("[DEFAULT]\nlog_dir = /l\n").unwrap();
-        assert_eq!(log_file_path(&c, "magnum-conductor"), Some(PathBuf::from("/l/magnum-conductor.log")));
+        assert_eq!(
+            log_file_path(&c, "magnum-conductor"),
+            Some(PathBuf::from("/l/magnum-conductor.log"))
+        );
         let c = Config::from_ini_str("[DEFAULT]\nlog_dir = /l\nlog_file = a.log\n").unwrap();
         assert_eq!(log_file_path(&c, "x"), Some(PathBuf::from("/l/a.log")));
     }
@@ -537,6 +538,9 @@ mod tests {
         std::fs::rename(&path, dir.path().join("a.log.1")).unwrap();
         f.write_line(b"two\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.log.1")).unwrap(), "one\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.log.1")).unwrap(),
+            "one\n"
+        );
     }
 }

@@ -99,7 +99,9 @@ pub async fn start_api_on(
     requests: Option<Arc<std::sync::atomic::AtomicU64>>,
 ) -> Result<RunningApi, StartError> {
     if listeners.is_empty() {
-        return Err(StartError::Unsupported("no listener to serve the API on".into()));
+        return Err(StartError::Unsupported(
+            "no listener to serve the API on".into(),
+        ));
     }
     start_api_with(opts, Some(listeners), requests).await
 }

@@ -231,9 +231,7 @@ pub fn plan(options: &[(String, String)]) -> Result<Plan, String> {
                 let mut parts = value.split(',').map(str::trim);
                 let address = parts.next().unwrap_or_default().to_string();
                 let (Some(cert), Some(key_file)) = (parts.next(), parts.next()) else {
-                    return Err(format!(
-                        "{key} = {value}: expected address,certificate,key"
-                    ));
+                    return Err(format!("{key} = {value}: expected address,certificate,key"));
                 };
                 if parts.next().is_some() {
                     plan.ignored.insert(format!("{key} (ciphers / client CA)"));
@@ -339,7 +337,11 @@ fn drop_privileges(uid: Option<&str>, gid: Option<&str>) -> Result<(), String> {
         .map(|u| lookup_id("/etc/passwd", u).map_err(|e| format!("uid: {e}")))
         .transpose()?;
     let group = match gid {
-        Some(g) => Some(lookup_id("/etc/group", g).map_err(|e| format!("gid: {e}"))?.0),
+        Some(g) => Some(
+            lookup_id("/etc/group", g)
+                .map_err(|e| format!("gid: {e}"))?
+                .0,
+        ),
         None => user.and_then(|(_, primary)| primary),
     };
     if let Some(g) = group {
@@ -443,11 +445,9 @@ async fn serve_stats(
             if http {
                 // Read the request head (bounded), then answer whatever it asked.
                 let mut buf = [0u8; 4096];
-                let _ = tokio::time::timeout(
-                    std::time::Duration::from_secs(5),
-                    conn.read(&mut buf),
-                )
-                .await;
+                let _ =
+                    tokio::time::timeout(std::time::Duration::from_secs(5), conn.read(&mut buf))
+                        .await;
                 let head = format!(
                     "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
                     body.len()
@@ -677,7 +677,10 @@ mod tests {
     #[test]
     fn refusals() {
         assert!(plan(&opts("[uwsgi]\nsocket = 127.0.0.1:9000\n")).is_err());
-        assert!(plan(&opts("[uwsgi]\nhttp = :1\nmodule = keystone.wsgi.api:application\n")).is_err());
+        assert!(plan(&opts(
+            "[uwsgi]\nhttp = :1\nmodule = keystone.wsgi.api:application\n"
+        ))
+        .is_err());
         assert!(plan(&opts("[uwsgi]\nhttps = :1,cert-only\n")).is_err());
         assert!(resolve("/run/magnum.sock").is_err());
         assert_eq!(resolve(":9511").unwrap().to_string(), "0.0.0.0:9511");

@@ -168,8 +168,8 @@ pub fn parse(text: &str) -> Result<PyLogConfig, String> {
     }
     let mut handlers = Vec::new();
     for key in keys(get("handlers").and_then(|s| s.get("keys"))) {
-        let sec = get(&format!("handler_{key}"))
-            .ok_or_else(|| format!("no section [handler_{key}]"))?;
+        let sec =
+            get(&format!("handler_{key}")).ok_or_else(|| format!("no section [handler_{key}]"))?;
         let class = sec.get("class").map(String::as_str).unwrap_or("");
         let args = sec.get("args").map(String::as_str).unwrap_or("()");
         let short = class.rsplit('.').next().unwrap_or(class);
@@ -177,7 +177,9 @@ pub fn parse(text: &str) -> Result<PyLogConfig, String> {
             "StreamHandler" if args.contains("sys.stdout") => Target::Stdout,
             "StreamHandler" => Target::Stderr,
             "NullHandler" => Target::Null,
-            "FileHandler" | "WatchedFileHandler" | "RotatingFileHandler"
+            "FileHandler"
+            | "WatchedFileHandler"
+            | "RotatingFileHandler"
             | "TimedRotatingFileHandler" => match first_string(args) {
                 Some(p) => Target::File(PathBuf::from(p)),
                 None => return Err(format!("[handler_{key}] args {args}: no file name")),
@@ -228,12 +230,19 @@ pub fn parse(text: &str) -> Result<PyLogConfig, String> {
             qualname: sec.get("qualname").cloned().unwrap_or_default(),
             level: lvl,
             handlers: hs,
-            propagate: sec.get("propagate").map(|p| p.trim() != "0").unwrap_or(true),
+            propagate: sec
+                .get("propagate")
+                .map(|p| p.trim() != "0")
+                .unwrap_or(true),
         };
         if key == "root" {
             root = Some(Logger {
                 // The root's NOTSET means "everything"; its default is WARNING.
-                level: if sec.contains_key("level") { lvl.or(Some(0)) } else { Some(30) },
+                level: if sec.contains_key("level") {
+                    lvl.or(Some(0))
+                } else {
+                    Some(30)
+                },
                 ..logger
             });
         } else {
