@@ -224,7 +224,8 @@ where
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
                 if let Some(fields) = span.extensions().get::<FormattedFields<N>>() {
-                    if !fields.is_empty() {
+                    // Nested spans repeat the request id: each field set once.
+                    if !fields.is_empty() && !context.contains(fields.as_str()) {
                         if !context.is_empty() {
                             context.push(' ');
                         }
@@ -245,7 +246,9 @@ where
         } else {
             level_name(level).to_string()
         };
-        let name = meta.target().replace("::", ".");
+        // Python logging's `%(name)s`: the logger name `log_config_append` files name
+        // (`magnum.api.dispatch` for `openkeel_api::dispatch`; see `pyconf::python_name`).
+        let name = pyconf::python_name(meta.target());
         match &self.format {
             LineFormat::Oslo { date_format } => {
                 writeln!(
