@@ -613,15 +613,35 @@ impl ApiListener {
     }
 }
 
+/// What the `uwsgi` entry point adds around the API.
+#[derive(Debug, Clone, Default)]
+pub struct ServeExtras {
+    /// Counts the requests (uWSGI's stats server reports them).
+    pub requests: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// Headers added to every response (uWSGI's `add-header`).
+    pub add_headers: Vec<(axum::http::HeaderName, axum::http::HeaderValue)>,
+}
+
 /// Serve the API on every listener until the sender is used (or dropped); the handle ends
 /// when every listener has stopped, with the first error.
 pub fn serve_api_listeners(
     state: openkeel_api::ApiState,
     listeners: Vec<ApiListener>,
-    requests: Option<Arc<std::sync::atomic::AtomicU64>>,
+    extras: ServeExtras,
 ) -> Result<(oneshot::Sender<()>, JoinHandle<std::io::Result<()>>), StartError> {
     let mut app = openkeel_api::router(Arc::new(state));
-    if let Some(counter) = requests {
+    if !extras.add_headers.is_empty() {
+        let headers = Arc::new(extras.add_headers);
+        app = app.layer(tower::util::MapResponseLayer::new(
+            move |mut resp: axum::response::Response| {
+                for (name, value) in headers.iter() {
+                    resp.headers_mut().append(name.clone(), value.clone());
+                }
+                resp
+            },
+        ));
+    }
+    if let Some(counter) = extras.requests {
         // uWSGI's per-worker request count, for its stats server.
         app = app.layer(tower::util::MapRequestLayer::new(
             move |req: axum::extract::Request| {

@@ -88,7 +88,7 @@ impl RunningApi {
 /// Start `openkeel-api`: the HTTP API, reading the database directly and reaching the
 /// conductor over RabbitMQ (`[conductor] topic` on `[DEFAULT] control_exchange`).
 pub async fn start_api(opts: ServiceOptions) -> Result<RunningApi, StartError> {
-    start_api_with(opts, None, None).await
+    start_api_with(opts, None, allinone::ServeExtras::default()).await
 }
 
 /// [`start_api`] on sockets bound beforehand (the `uwsgi` entry point's listeners) instead of
@@ -96,20 +96,20 @@ pub async fn start_api(opts: ServiceOptions) -> Result<RunningApi, StartError> {
 pub async fn start_api_on(
     opts: ServiceOptions,
     listeners: Vec<allinone::ApiListener>,
-    requests: Option<Arc<std::sync::atomic::AtomicU64>>,
+    extras: allinone::ServeExtras,
 ) -> Result<RunningApi, StartError> {
     if listeners.is_empty() {
         return Err(StartError::Unsupported(
             "no listener to serve the API on".into(),
         ));
     }
-    start_api_with(opts, Some(listeners), requests).await
+    start_api_with(opts, Some(listeners), extras).await
 }
 
 async fn start_api_with(
     opts: ServiceOptions,
     listeners: Option<Vec<allinone::ApiListener>>,
-    requests: Option<Arc<std::sync::atomic::AtomicU64>>,
+    extras: allinone::ServeExtras,
 ) -> Result<RunningApi, StartError> {
     let started = Instant::now();
     let config = &opts.config;
@@ -133,7 +133,7 @@ async fn start_api_with(
                 .transpose()
                 .map_err(|e| StartError::Unsupported(format!("listener: {e}")))?
                 .ok_or_else(|| StartError::Unsupported("no listener".into()))?;
-            let (tx, handle) = allinone::serve_api_listeners(state, listeners, requests)?;
+            let (tx, handle) = allinone::serve_api_listeners(state, listeners, extras)?;
             (addr, tx, handle)
         }
     };

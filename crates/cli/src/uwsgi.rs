@@ -20,6 +20,8 @@
 //!   oslo.config arguments (`--config-file`, `--config-dir`); without them the configuration
 //!   is oslo.config's default search for `magnum.conf` (and `uwsgi.conf`, the program's name)
 //!   in `~/.magnum`, `~`, `/etc/magnum`, `/etc`, as `magnum.wsgi.api` does;
+//! * `add-header = Name: value`: a header on every response (kolla's and OpenStack-Helm's
+//!   `Connection: close`);
 //! * `chdir`, `env = NAME=VALUE`, `pidfile` / `pidfile2`, `ini` (another file).
 //!
 //! Options that describe uWSGI's own process model and that OpenKeel's behaviour already
@@ -96,6 +98,8 @@ pub struct Plan {
     pub env: Vec<(String, String)>,
     pub pidfile: Option<PathBuf>,
     pub pidfile2: Option<PathBuf>,
+    /// `add-header = Name: value`, on every response.
+    pub add_headers: Vec<(String, String)>,
     /// Options accepted but not applied (named in one warning).
     pub ignored: BTreeSet<String>,
 }
@@ -270,6 +274,12 @@ pub fn plan(options: &[(String, String)]) -> Result<Plan, String> {
                 None => {
                     plan.ignored.insert(format!("env = {value}"));
                 }
+            },
+            "add-header" => match value.split_once(':') {
+                Some((n, v)) => plan
+                    .add_headers
+                    .push((n.trim().to_string(), v.trim().to_string())),
+                None => return Err(format!("add-header = {value}: expected Name: value")),
             },
             "pidfile" => plan.pidfile = Some(PathBuf::from(value)),
             "pidfile2" => plan.pidfile2 = Some(PathBuf::from(value)),
@@ -596,6 +606,16 @@ pub fn main() -> ExitCode {
         config_dirs: app_args.lookup_dirs(),
         bind: None,
     };
+    let mut add_headers = Vec::new();
+    for (name, value) in &plan.add_headers {
+        match (
+            axum::http::HeaderName::from_bytes(name.as_bytes()),
+            axum::http::HeaderValue::from_str(value),
+        ) {
+            (Ok(n), Ok(v)) => add_headers.push((n, v)),
+            _ => return fail(format!("add-header = {name}: {value}: not a valid header")),
+        }
+    }
     let plan = Arc::new(plan);
     let result: Result<(), Box<dyn std::error::Error>> = rt.block_on(async move {
         let requests = Arc::new(AtomicU64::new(0));
@@ -604,8 +624,11 @@ pub fn main() -> ExitCode {
             let stats = tokio::net::TcpListener::from_std(stats)?;
             tokio::spawn(serve_stats(stats, plan.clone(), addrs, requests.clone()));
         }
-        let running =
-            crate::services::start_api_on(opts, api_listeners, Some(requests.clone())).await?;
+        let extras = crate::allinone::ServeExtras {
+            requests: Some(requests.clone()),
+            add_headers,
+        };
+        let running = crate::services::start_api_on(opts, api_listeners, extras).await?;
         crate::allinone::shutdown_signal().await;
         tracing::info!("shutting down");
         running.stop().await?;
@@ -652,7 +675,11 @@ mod tests {
         assert_eq!(p.uid.as_deref(), Some("magnum"));
         assert_eq!(
             p.ignored.iter().cloned().collect::<Vec<_>>(),
-            ["add-header", "static-map"]
+            ["static-map"]
+        );
+        assert_eq!(
+            p.add_headers,
+            [("Connection".to_string(), "close".to_string())]
         );
     }
 

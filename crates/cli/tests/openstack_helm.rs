@@ -33,19 +33,36 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A plain HTTP GET as the kubelet's probe sends it: (status, body).
+/// A plain HTTP GET as the kubelet's probe sends it: (status, body); the head is kept in
+/// `head` when given.
 fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    http_get_head(port, path, true).map(|(s, _, b)| (s, b))
+}
+
+/// With `close` false the request asks to keep the connection: only a server that closes it
+/// (uWSGI's `add-header = Connection: close`) lets the read end before its 5 s timeout.
+fn http_get_head(port: u16, path: &str, close: bool) -> Option<(u16, String, String)> {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: kube-probe/1.33\r\nConnection: close\r\n\r\n").ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: kube-probe/1.33\r\n{}\r\n",
+        if close {
+            {
+                "Connection: close\r\n"
+            }
+        } else {
+            {
+                ""
+            }
+        }
+    )
+    .ok()?;
     let mut out = String::new();
     s.read_to_string(&mut out).ok()?;
     let status = out.split_whitespace().nth(1)?.parse().ok()?;
-    let body = out
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Some((status, body))
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    Some((status, head.to_ascii_lowercase(), body.to_string()))
 }
 
 fn install(root: &Root, path: &str, text: &str, mode: u32) {
@@ -244,6 +261,9 @@ fn openstack_helm_pods_start() {
         std::thread::sleep(Duration::from_millis(500));
     };
     assert!(body.contains("\"versions\""), "{body}");
+    // The ini's add-header.
+    let (_, head, _) = http_get_head(api_port, "/", false).expect("the API closes the connection");
+    assert!(head.contains("\r\nconnection: close"), "{head}");
     // uWSGI's stats server (stats-http): the requests served so far.
     let (status, stats) = http_get(stats_port, "/").expect("stats server");
     assert_eq!(status, 200);
