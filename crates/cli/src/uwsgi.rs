@@ -514,10 +514,11 @@ pub fn main() -> ExitCode {
         Err(e) => return fail(format!("pyargv: {e}")),
     };
     let sources = app_args.sources("uwsgi");
-    let config = match Config::load(&sources) {
+    let mut config = match Config::load(&sources) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
+    app_args.apply_overrides(&mut config);
     if let Some(path) = &plan.logto {
         if let Err(e) = redirect_output(path, plan.logfile_chmod) {
             return fail(e);

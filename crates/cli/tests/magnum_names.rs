@@ -153,3 +153,44 @@ fn status_and_driver_manage_print_and_exit_as_the_openkeel_programs() {
     assert_eq!(a, b);
     assert_eq!(a.0, 0, "{}", a.2);
 }
+
+#[test]
+fn oslo_log_command_line_options_override_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("magnum.conf");
+    // A database that cannot be opened: the conductor logs its failure and exits.
+    std::fs::write(
+        &conf,
+        format!(
+            "[DEFAULT]\nlog_file = {}/from-file.log\n[database]\nconnection = sqlite:///{}/missing/x.sqlite\nmax_retries = 0\n",
+            dir.path().display(),
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let log = dir.path().join("from-cli.log");
+    let (rc, out, err) = run(
+        env!("CARGO_BIN_EXE_magnum-conductor"),
+        &[
+            "--config-file",
+            conf.to_str().unwrap(),
+            "--log-file",
+            log.to_str().unwrap(),
+            "--use-json",
+        ],
+    );
+    assert_ne!(rc, 0, "{out}{err}");
+    assert!(err.starts_with("magnum-conductor: "), "{err}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("\"ERROR\""))
+        .unwrap_or_else(|| panic!("no ERROR line in {text}"));
+    let doc: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(doc["levelname"], "ERROR");
+    assert!(
+        !dir.path().join("from-file.log").exists(),
+        "--log-file wins"
+    );
+    assert!(!text.contains("\x1b["), "no colour codes in a file");
+}

@@ -33,7 +33,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let config = match openkeel::allinone::load_config(
+    let mut config = match openkeel::allinone::load_config(
         &data_dir,
         &cli.config.config_file,
         &cli.config.config_dir,
@@ -44,6 +44,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    cli.config.apply_overrides(&mut config);
     let _log_guard = match openkeel::logging::init_config(&config, "openkeel", cli.log_format) {
         Ok(g) => g,
         Err(e) => {

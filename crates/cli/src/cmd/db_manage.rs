@@ -60,7 +60,10 @@ pub fn main(prog: &'static str) -> ExitCode {
                 &cli.config.config_dir,
             );
             match Config::load_sequence(&sources) {
-                Ok(c) => (c.database.connection.clone(), c.default.debug),
+                Ok(mut c) => {
+                    cli.config.apply_overrides(&mut c);
+                    (c.database.connection.clone(), c.default.debug)
+                }
                 Err(e) => {
                     eprintln!("{prog}: {e}");
                     return ExitCode::FAILURE;
