@@ -364,6 +364,11 @@ fn drop_privileges(uid: Option<&str>, gid: Option<&str>) -> Result<(), String> {
         }
     }
     if let Some((u, _)) = user {
+        if group.is_none() && rustix::process::geteuid().is_root() && u != 0 {
+            // No group to switch to: at least leave root's supplementary groups behind.
+            rustix::thread::set_thread_groups(&[])
+                .map_err(|e| format!("cannot clear the groups: {e}"))?;
+        }
         if rustix::process::getuid().as_raw() != u || rustix::process::geteuid().as_raw() != u {
             let u = Uid::from_raw(u);
             rustix::thread::set_thread_res_uid(u, u, u)
