@@ -620,6 +620,29 @@ pub struct ServeExtras {
     pub requests: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// Headers added to every response (uWSGI's `add-header`).
     pub add_headers: Vec<(axum::http::HeaderName, axum::http::HeaderValue)>,
+    /// uWSGI's request log lines on stderr.
+    pub access_log: Option<Arc<crate::uwsgi::AccessLog>>,
+}
+
+/// The client's address, for uWSGI's request log.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddr(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TcpListener>>
+    for PeerAddr
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, TcpListener>) -> Self {
+        PeerAddr(*stream.remote_addr())
+    }
+}
+
+impl
+    axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, crate::tls::TlsListener>>
+    for PeerAddr
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, crate::tls::TlsListener>) -> Self {
+        PeerAddr(*stream.remote_addr())
+    }
 }
 
 /// Serve the API on every listener until the sender is used (or dropped); the handle ends
@@ -639,6 +662,12 @@ pub fn serve_api_listeners(
                 }
                 resp
             },
+        ));
+    }
+    if let Some(log) = extras.access_log {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            log,
+            crate::uwsgi::access_log,
         ));
     }
     if let Some(counter) = extras.requests {
@@ -667,6 +696,7 @@ pub fn serve_api_listeners(
                 l.set_nonblocking(true)
                     .map_err(|e| StartError::Bind(addr, e))?;
                 let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
+                let app = app.into_make_service_with_connect_info::<PeerAddr>();
                 servers.spawn(
                     async move { axum::serve(l, app).with_graceful_shutdown(shutdown).await },
                 );
@@ -677,6 +707,7 @@ pub fn serve_api_listeners(
                 let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
                 let l = crate::tls::TlsListener::new(l, config)
                     .map_err(|e| StartError::Bind(addr, e))?;
+                let app = app.into_make_service_with_connect_info::<PeerAddr>();
                 servers.spawn(
                     async move { axum::serve(l, app).with_graceful_shutdown(shutdown).await },
                 );

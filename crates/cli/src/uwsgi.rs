@@ -14,6 +14,8 @@
 //!   `logfile-chmod`: uWSGI's own log; stdout and stderr are redirected to it, as uWSGI does;
 //! * `uid` / `gid` (names or numbers): the ids the process runs as once its sockets are bound;
 //! * `stats` (with `stats-http`): uWSGI's stats server (a JSON document per connection);
+//! * a request log on stderr in uWSGI's format (`route-user-agent = <regex> donotlog:`,
+//!   `log-x-forwarded-for`, `disable-logging`);
 //! * `module` / `wsgi-file` / `wsgi`: must name Magnum's API (`magnum.wsgi.api:application`,
 //!   `magnum-api-wsgi`, ...): OpenKeel serves that application only;
 //! * `pyargv`: the application's arguments; Magnum's WSGI application parses them as
@@ -100,6 +102,13 @@ pub struct Plan {
     pub pidfile2: Option<PathBuf>,
     /// `add-header = Name: value`, on every response.
     pub add_headers: Vec<(String, String)>,
+    /// `route-user-agent = <regex> donotlog:`: requests from these user agents are not in
+    /// the request log (kube-probe's in OpenStack-Helm).
+    pub donotlog_user_agents: Vec<String>,
+    /// `log-x-forwarded-for`: the request log names `X-Forwarded-For`'s address.
+    pub log_x_forwarded_for: bool,
+    /// `disable-logging`: no request log.
+    pub disable_logging: bool,
     /// Options accepted but not applied (named in one warning).
     pub ignored: BTreeSet<String>,
 }
@@ -281,6 +290,16 @@ pub fn plan(options: &[(String, String)]) -> Result<Plan, String> {
                     .push((n.trim().to_string(), v.trim().to_string())),
                 None => return Err(format!("add-header = {value}: expected Name: value")),
             },
+            "route-user-agent" => match value.rsplit_once(char::is_whitespace) {
+                Some((re, "donotlog:")) if regex::Regex::new(re.trim()).is_ok() => {
+                    plan.donotlog_user_agents.push(re.trim().to_string())
+                }
+                _ => {
+                    plan.ignored.insert(format!("route-user-agent = {value}"));
+                }
+            },
+            "log-x-forwarded-for" => plan.log_x_forwarded_for = is_true(value),
+            "disable-logging" => plan.disable_logging = is_true(value),
             "pidfile" => plan.pidfile = Some(PathBuf::from(value)),
             "pidfile2" => plan.pidfile2 = Some(PathBuf::from(value)),
             k if EQUIVALENT.contains(&k) => {
@@ -475,6 +494,72 @@ async fn serve_stats(
     }
 }
 
+/// uWSGI's request log: one line per request on stderr (the `logto` / `logto2` file), in
+/// uWSGI's default format.
+#[derive(Debug)]
+pub struct AccessLog {
+    pub skip_user_agents: Vec<regex::Regex>,
+    pub x_forwarded_for: bool,
+    pub requests: Arc<AtomicU64>,
+}
+
+/// The request-log middleware (`axum::middleware::from_fn_with_state`).
+pub async fn access_log(
+    axum::extract::State(log): axum::extract::State<Arc<AccessLog>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use std::io::Write as _;
+    let started = std::time::Instant::now();
+    let user_agent = req
+        .headers()
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let skip = log.skip_user_agents.iter().any(|r| r.is_match(&user_agent));
+    let forwarded = log
+        .x_forwarded_for
+        .then(|| {
+            req.headers()
+                .get("x-forwarded-for")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(',').next())
+                .map(|v| v.trim().to_string())
+        })
+        .flatten();
+    let peer = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<crate::allinone::PeerAddr>>()
+        .map(|c| c.0 .0.ip().to_string());
+    let addr = forwarded.or(peer).unwrap_or_else(|| "-".to_string());
+    let method = req.method().clone();
+    // The URI as sent (path and query); never a header, so never a token.
+    let uri = req.uri().to_string();
+    let version = format!("{:?}", req.version());
+    let resp = next.run(req).await;
+    if skip {
+        return resp;
+    }
+    let n = log.requests.load(Ordering::Relaxed);
+    let size = resp
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("0")
+        .to_string();
+    let headers = resp.headers().len();
+    let line = format!(
+        "[pid: {}|app: 0|req: {n}/{n}] {addr} () {{0 vars in 0 bytes}} [{}] {method} {uri} => generated {size} bytes in {} msecs ({version} {}) {headers} headers in 0 bytes (1 switches on core 0)\n",
+        std::process::id(),
+        chrono::Local::now().format("%a %b %e %H:%M:%S %Y"),
+        started.elapsed().as_millis(),
+        resp.status().as_u16(),
+    );
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    resp
+}
+
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("uwsgi: {message}");
     ExitCode::FAILURE
@@ -630,9 +715,21 @@ pub fn main() -> ExitCode {
             let stats = tokio::net::TcpListener::from_std(stats)?;
             tokio::spawn(serve_stats(stats, plan.clone(), addrs, requests.clone()));
         }
+        let access_log = (!plan.disable_logging).then(|| {
+            Arc::new(AccessLog {
+                skip_user_agents: plan
+                    .donotlog_user_agents
+                    .iter()
+                    .filter_map(|r| regex::Regex::new(r).ok())
+                    .collect(),
+                x_forwarded_for: plan.log_x_forwarded_for,
+                requests: requests.clone(),
+            })
+        });
         let extras = crate::allinone::ServeExtras {
             requests: Some(requests.clone()),
             add_headers,
+            access_log,
         };
         let running = crate::services::start_api_on(opts, api_listeners, extras).await?;
         crate::allinone::shutdown_signal().await;
@@ -695,6 +792,8 @@ mod tests {
                    wsgi-file = /var/lib/openstack/bin/magnum-api-wsgi\nroute-user-agent = ^kube-probe.* donotlog:\n";
         let p = plan(&opts(ini)).unwrap();
         assert_eq!(p.listeners[0].option, "http-socket");
+        assert_eq!(p.donotlog_user_agents, ["^kube-probe.*"]);
+        assert!(p.ignored.is_empty(), "{:?}", p.ignored);
         assert!(p.stats_http);
         assert_eq!(p.stats.as_deref(), Some("0.0.0.0:1717"));
         let o = options_from_args(&["--http".into(), ":9511".into(), "--master".into()]).unwrap();
