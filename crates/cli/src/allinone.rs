@@ -754,21 +754,43 @@ pub async fn serve_api(
             SocketAddr::new(ip, config.api.port)
         }
     };
-    let listener = TcpListener::bind(bind)
-        .await
-        .map_err(|e| StartError::Bind(bind, e))?;
+    // `[api] enabled_ssl`: HTTPS with `ssl_cert_file` / `ssl_key_file`, as magnum-api's
+    // `_get_ssl_configs` (its messages for a file that does not exist).
+    let tls = if config.api.enabled_ssl {
+        let cert = config
+            .api
+            .ssl_cert_file
+            .as_deref()
+            .filter(|c| !c.is_empty());
+        let key = config.api.ssl_key_file.as_deref().filter(|k| !k.is_empty());
+        for (what, file) in [("cert_file", cert), ("key_file", key)] {
+            if let Some(f) = file.filter(|f| !Path::new(f).exists()) {
+                return Err(StartError::Unsupported(format!(
+                    "Unable to find {what} : {f}"
+                )));
+            }
+        }
+        let (Some(cert), Some(key)) = (cert, key.or(cert)) else {
+            return Err(StartError::Unsupported(
+                "[api] enabled_ssl = true needs [api] ssl_cert_file (and ssl_key_file)".into(),
+            ));
+        };
+        Some(
+            crate::tls::server_config(Path::new(cert), Path::new(key))
+                .map_err(|e| StartError::Unsupported(format!("[api] {e}")))?,
+        )
+    } else {
+        None
+    };
+    let listener = std::net::TcpListener::bind(bind).map_err(|e| StartError::Bind(bind, e))?;
     let addr = listener
         .local_addr()
         .map_err(|e| StartError::Bind(bind, e))?;
-    let app = openkeel_api::router(Arc::new(state));
-    let (tx, rx) = oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await
-    });
+    let listener = match tls {
+        Some(tls) => ApiListener::Https(listener, tls),
+        None => ApiListener::Http(listener),
+    };
+    let (tx, handle) = serve_api_listeners(state, vec![listener], ServeExtras::default())?;
     Ok((addr, tx, handle))
 }
 

@@ -609,6 +609,9 @@ pub fn main() -> ExitCode {
         Err(e) => return fail(e),
     };
     app_args.apply_overrides(&mut config);
+    // Under uWSGI the scheme of the links comes from the listener (WSGI's `url_scheme`), not
+    // from `[api] enabled_ssl`; the certificate is the ini's, never `[api] ssl_cert_file`.
+    config.api.enabled_ssl = plan.listeners.iter().all(|l| l.tls.is_some());
     if let Some(path) = &plan.logto {
         if let Err(e) = redirect_output(path, plan.logfile_chmod) {
             return fail(e);

@@ -354,6 +354,8 @@ fn run_kolla(tls: bool) {
     let (ok, body) = api.exec(&["curl", "-sSk", "--fail", &format!("{url}/")]);
     assert!(ok, "{body}");
     assert!(body.contains("\"versions\""), "{body}");
+    // Links carry the listener's scheme, as WSGI's url_scheme under uWSGI.
+    assert!(body.contains(&format!("\"{url}/v1/\"")), "{body}");
     // ... and through RabbitMQ to the conductor: an authenticated call needs a token.
     let (_, body) = api.exec(&[
         "curl",

@@ -194,3 +194,103 @@ fn oslo_log_command_line_options_override_the_files() {
     );
     assert!(!text.contains("\x1b["), "no colour codes in a file");
 }
+
+/// `magnum-api` (not under uWSGI) with `[api] enabled_ssl`: HTTPS with `ssl_cert_file` /
+/// `ssl_key_file`, as magnum-api's `_get_ssl_configs`; a missing file is its error.
+#[test]
+fn magnum_api_serves_https_with_enabled_ssl() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let st = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", "/CN=127.0.0.1"])
+        .arg("-keyout")
+        .arg(d.join("key.pem"))
+        .arg("-out")
+        .arg(d.join("cert.pem"))
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl");
+    assert!(st.success());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let conf = d.join("magnum.conf");
+    let write_conf = |cert: &str| {
+        std::fs::write(
+            &conf,
+            format!(
+                "[DEFAULT]\ntransport_url = rabbit://u:p@127.0.0.1:1//\n\
+                 [database]\nconnection = sqlite:///{dir}/m.sqlite\n\
+                 [openkeel]\nauth_strategy = noauth\n\
+                 [api]\nhost = 127.0.0.1\nport = {port}\nenabled_ssl = true\n\
+                 ssl_cert_file = {cert}\nssl_key_file = {dir}/key.pem\n",
+                dir = d.display()
+            ),
+        )
+        .unwrap();
+    };
+    write_conf(&format!("{}/cert.pem", d.display()));
+    let c = conf.to_str().unwrap();
+    let (rc, out, err) = run(
+        env!("CARGO_BIN_EXE_magnum-db-manage"),
+        &["--config-file", c, "upgrade"],
+    );
+    assert_eq!(rc, 0, "{out}{err}");
+    let mut api = Command::new(env!("CARGO_BIN_EXE_magnum-api"))
+        .args(["--config-file", c])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("https://127.0.0.1:{port}/");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let body = loop {
+        let out = Command::new("curl")
+            .args(["-sSk", "--fail", &url])
+            .output()
+            .unwrap();
+        if out.status.success() {
+            break String::from_utf8_lossy(&out.stdout).into_owned();
+        }
+        if Instant::now() > deadline || api.try_wait().unwrap().is_some() {
+            let _ = api.kill();
+            panic!("no HTTPS answer: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // Plain HTTP on the same port gets no answer.
+    let plain = Command::new("curl")
+        .args([
+            "-sS",
+            "--max-time",
+            "3",
+            &format!("http://127.0.0.1:{port}/"),
+        ])
+        .output()
+        .unwrap();
+    let _ = api.kill();
+    let _ = api.wait();
+    assert!(
+        body.contains(&format!("\"https://127.0.0.1:{port}/v1/\"")),
+        "{body}"
+    );
+    assert!(
+        !plain.status.success(),
+        "plain HTTP answered on the TLS port"
+    );
+    // A certificate file that does not exist: magnum-api's message.
+    write_conf("/nonexistent/cert.pem");
+    let (rc, _, err) = run(env!("CARGO_BIN_EXE_magnum-api"), &["--config-file", c]);
+    assert_ne!(rc, 0);
+    assert!(
+        err.contains("Unable to find cert_file : /nonexistent/cert.pem"),
+        "{err}"
+    );
+}
