@@ -73,6 +73,9 @@ OK_PY_CONSTRAINTS="$OK_REPO/tests/python/requirements-constraints.txt"
 # installed into the same venv (OPENKEEL_TEST_MAGNUM=0 leaves it out).
 OK_PY_MAGNUM_REQS="$OK_REPO/tests/python/requirements-magnum.txt"
 OK_PY_CAPI_REQS="$OK_REPO/tests/python/requirements-capi.txt"
+# kolla and kolla-ansible (their files only) for crates/cli/tests/kolla.rs: beside the venv in
+# $OK_VENV/kolla-site, with a stamp of its own (a change rebuilds kolla-site, not the venv)
+OK_PY_KOLLA_REQS="$OK_REPO/tests/python/requirements-kolla.txt"
 
 OK_APT_PACKAGES=(mariadb-server mariadb-client rabbitmq-server)
 
@@ -416,6 +419,7 @@ ok_venv() {
         py="$OK_VENV/bin/python"
         if "$py" -c 'pass' 2>/dev/null && [ "$(ok_venv_stamp "$py")" = "$(cat "$OK_VENV/.openkeel-stamp")" ]; then
             ok_log "venv: $OK_VENV is up to date (requirements unchanged)"
+            ok_kolla_site
             return 0
         fi
     fi
@@ -448,6 +452,28 @@ ok_venv() {
     fi
     ok_venv_stamp "$OK_VENV/bin/python" >"$OK_VENV/.openkeel-stamp"
     ok_log "venv: ready ($("$OK_VENV/bin/python" -m pip --disable-pip-version-check list 2>/dev/null | awk 'NR > 2' | wc -l) packages)"
+    ok_kolla_site
+}
+
+# ok_kolla_site -> (re)install $OK_VENV/kolla-site unless its stamp matches
+# requirements-kolla.txt (pip install --no-deps --target: kolla's image scripts and
+# kolla-ansible's role templates, used as files by crates/cli/tests/kolla.rs)
+ok_kolla_site() {
+    [ -f "$OK_PY_KOLLA_REQS" ] || return 0
+    local site="$OK_VENV/kolla-site" stamp
+    stamp=$(sha256sum <"$OK_PY_KOLLA_REQS" | cut -d' ' -f1)
+    if [ -s "$site/.openkeel-stamp" ] && [ "$(cat "$site/.openkeel-stamp")" = "$stamp" ]; then
+        return 0
+    fi
+    rm -rf "$site"
+    if ! "$OK_VENV/bin/python" -m pip --disable-pip-version-check --no-input install \
+        --progress-bar off --no-deps --target "$site" -r "$OK_PY_KOLLA_REQS" >>"$OK_LOGS/pip.log" 2>&1; then
+        ok_tail "$OK_LOGS/pip.log"
+        rm -rf "$site"
+        ok_die "venv: pip could not install $OK_PY_KOLLA_REQS into $site"
+    fi
+    echo "$stamp" >"$site/.openkeel-stamp"
+    ok_log "venv: kolla-site ready ($site)"
 }
 
 # ------------------------------------------------------------------------ MariaDB

@@ -601,6 +601,139 @@ pub fn api_state(
     })
 }
 
+/// A socket the API serves, bound beforehand (the `uwsgi` entry point binds its `http` /
+/// `https` / `http-socket` addresses before it drops privileges).
+pub enum ApiListener {
+    /// Plain HTTP.
+    Http(std::net::TcpListener),
+    /// HTTPS with this server configuration.
+    Https(std::net::TcpListener, Arc<rustls::ServerConfig>),
+}
+
+impl ApiListener {
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        match self {
+            ApiListener::Http(l) | ApiListener::Https(l, _) => l.local_addr(),
+        }
+    }
+}
+
+/// What the `uwsgi` entry point adds around the API.
+#[derive(Debug, Clone, Default)]
+pub struct ServeExtras {
+    /// Counts the requests (uWSGI's stats server reports them).
+    pub requests: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// Headers added to every response (uWSGI's `add-header`).
+    pub add_headers: Vec<(axum::http::HeaderName, axum::http::HeaderValue)>,
+    /// uWSGI's request log lines on stderr.
+    pub access_log: Option<Arc<crate::uwsgi::AccessLog>>,
+}
+
+/// The client's address, for uWSGI's request log.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddr(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TcpListener>>
+    for PeerAddr
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, TcpListener>) -> Self {
+        PeerAddr(*stream.remote_addr())
+    }
+}
+
+impl
+    axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, crate::tls::TlsListener>>
+    for PeerAddr
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, crate::tls::TlsListener>) -> Self {
+        PeerAddr(*stream.remote_addr())
+    }
+}
+
+/// Serve the API on every listener until the sender is used (or dropped); the handle ends
+/// when every listener has stopped, with the first error.
+pub fn serve_api_listeners(
+    state: openkeel_api::ApiState,
+    listeners: Vec<ApiListener>,
+    extras: ServeExtras,
+) -> Result<(oneshot::Sender<()>, JoinHandle<std::io::Result<()>>), StartError> {
+    let mut app = openkeel_api::router(Arc::new(state));
+    if !extras.add_headers.is_empty() {
+        let headers = Arc::new(extras.add_headers);
+        app = app.layer(tower::util::MapResponseLayer::new(
+            move |mut resp: axum::response::Response| {
+                for (name, value) in headers.iter() {
+                    resp.headers_mut().append(name.clone(), value.clone());
+                }
+                resp
+            },
+        ));
+    }
+    if let Some(log) = extras.access_log {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            log,
+            crate::uwsgi::access_log,
+        ));
+    }
+    if let Some(counter) = extras.requests {
+        // uWSGI's per-worker request count, for its stats server.
+        app = app.layer(tower::util::MapRequestLayer::new(
+            move |req: axum::extract::Request| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                req
+            },
+        ));
+    }
+    let (tx, rx) = oneshot::channel::<()>();
+    let (stop_all, _) = tokio::sync::broadcast::channel::<()>(1);
+    let mut servers = tokio::task::JoinSet::new();
+    for listener in listeners {
+        let addr = listener
+            .local_addr()
+            .map_err(|e| StartError::Unsupported(format!("listener: {e}")))?;
+        let mut stop = stop_all.subscribe();
+        let shutdown = async move {
+            let _ = stop.recv().await;
+        };
+        let app = app.clone();
+        match listener {
+            ApiListener::Http(l) => {
+                l.set_nonblocking(true)
+                    .map_err(|e| StartError::Bind(addr, e))?;
+                let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
+                let app = app.into_make_service_with_connect_info::<PeerAddr>();
+                servers.spawn(
+                    async move { axum::serve(l, app).with_graceful_shutdown(shutdown).await },
+                );
+            }
+            ApiListener::Https(l, config) => {
+                l.set_nonblocking(true)
+                    .map_err(|e| StartError::Bind(addr, e))?;
+                let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
+                let l = crate::tls::TlsListener::new(l, config)
+                    .map_err(|e| StartError::Bind(addr, e))?;
+                let app = app.into_make_service_with_connect_info::<PeerAddr>();
+                servers.spawn(
+                    async move { axum::serve(l, app).with_graceful_shutdown(shutdown).await },
+                );
+            }
+        }
+    }
+    let handle = tokio::spawn(async move {
+        let _ = rx.await;
+        let _ = stop_all.send(());
+        let mut result = Ok(());
+        while let Some(done) = servers.join_next().await {
+            let done = done.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+            if result.is_ok() {
+                result = done;
+            }
+        }
+        result
+    });
+    Ok((tx, handle))
+}
+
 /// Bind `[api] host:port` (or `bind`) and serve the API until the returned sender fires.
 pub async fn serve_api(
     state: openkeel_api::ApiState,
@@ -626,21 +759,43 @@ pub async fn serve_api(
             SocketAddr::new(ip, config.api.port)
         }
     };
-    let listener = TcpListener::bind(bind)
-        .await
-        .map_err(|e| StartError::Bind(bind, e))?;
+    // `[api] enabled_ssl`: HTTPS with `ssl_cert_file` / `ssl_key_file`, as magnum-api's
+    // `_get_ssl_configs` (its messages for a file that does not exist).
+    let tls = if config.api.enabled_ssl {
+        let cert = config
+            .api
+            .ssl_cert_file
+            .as_deref()
+            .filter(|c| !c.is_empty());
+        let key = config.api.ssl_key_file.as_deref().filter(|k| !k.is_empty());
+        for (what, file) in [("cert_file", cert), ("key_file", key)] {
+            if let Some(f) = file.filter(|f| !Path::new(f).exists()) {
+                return Err(StartError::Unsupported(format!(
+                    "Unable to find {what} : {f}"
+                )));
+            }
+        }
+        let (Some(cert), Some(key)) = (cert, key.or(cert)) else {
+            return Err(StartError::Unsupported(
+                "[api] enabled_ssl = true needs [api] ssl_cert_file (and ssl_key_file)".into(),
+            ));
+        };
+        Some(
+            crate::tls::server_config(Path::new(cert), Path::new(key))
+                .map_err(|e| StartError::Unsupported(format!("[api] {e}")))?,
+        )
+    } else {
+        None
+    };
+    let listener = std::net::TcpListener::bind(bind).map_err(|e| StartError::Bind(bind, e))?;
     let addr = listener
         .local_addr()
         .map_err(|e| StartError::Bind(bind, e))?;
-    let app = openkeel_api::router(Arc::new(state));
-    let (tx, rx) = oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await
-    });
+    let listener = match tls {
+        Some(tls) => ApiListener::Https(listener, tls),
+        None => ApiListener::Http(listener),
+    };
+    let (tx, handle) = serve_api_listeners(state, vec![listener], ServeExtras::default())?;
     Ok((addr, tx, handle))
 }
 

@@ -2,11 +2,23 @@
 //! binaries, and the all-in-one server (API + conductor in one process).
 
 pub mod allinone;
+pub mod cmd;
 pub mod logging;
 pub mod services;
 pub mod table;
+pub mod tls;
+pub mod uwsgi;
 
 use std::path::PathBuf;
+
+/// Parse the command line of `T` as program `prog` (`openkeel-api` or its Magnum name
+/// `magnum-api`: the same code under both names, so usage and error messages name the program
+/// that was run).
+pub fn parse_args<T: clap::Parser>(prog: &'static str) -> T {
+    let mut cmd = T::command().name(prog).bin_name(prog);
+    let matches = cmd.get_matches_mut();
+    T::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
+}
 
 /// oslo.config's command-line options, shared by every binary.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -18,6 +30,78 @@ pub struct ConfigArgs {
     /// A directory whose `*.conf` files are read in sorted order (repeatable).
     #[arg(long = "config-dir", value_name = "DIR")]
     pub config_dir: Vec<PathBuf>,
+    /// oslo.log's command-line options (they override the configuration files, as
+    /// oslo.config's command line does): `[DEFAULT] debug`.
+    #[arg(short = 'd', long = "debug")]
+    pub debug: bool,
+    /// `[DEFAULT] debug = false`.
+    #[arg(long = "nodebug", hide = true)]
+    pub nodebug: bool,
+    /// `[DEFAULT] log_file`.
+    #[arg(long = "log-file", visible_alias = "logfile", value_name = "PATH")]
+    pub log_file: Option<String>,
+    /// `[DEFAULT] log_dir`.
+    #[arg(long = "log-dir", visible_alias = "logdir", value_name = "DIR")]
+    pub log_dir: Option<String>,
+    /// `[DEFAULT] log_config_append` (a Python logging INI).
+    #[arg(
+        long = "log-config-append",
+        visible_alias = "log-config",
+        value_name = "PATH"
+    )]
+    pub log_config_append: Option<String>,
+    /// `[DEFAULT] log_date_format`.
+    #[arg(long = "log-date-format", value_name = "FORMAT")]
+    pub log_date_format: Option<String>,
+    /// `[DEFAULT] use_json`.
+    #[arg(long = "use-json")]
+    pub use_json: bool,
+    /// `[DEFAULT] use_json = false`.
+    #[arg(long = "nouse-json", hide = true)]
+    pub nouse_json: bool,
+    /// `[DEFAULT] use_stderr`.
+    #[arg(long = "use-stderr")]
+    pub use_stderr: bool,
+    /// `[DEFAULT] use_stderr = false`.
+    #[arg(long = "nouse-stderr", hide = true)]
+    pub nouse_stderr: bool,
+}
+
+impl ConfigArgs {
+    /// Apply oslo.log's command-line options over the configuration files' values.
+    pub fn apply_overrides(&self, config: &mut openkeel_core::config::Config) {
+        let flag = |on: bool, off: bool, current: bool| {
+            if off {
+                false
+            } else {
+                on || current
+            }
+        };
+        let d = &mut config.default;
+        d.debug = flag(self.debug, self.nodebug, d.debug);
+        d.use_json = flag(self.use_json, self.nouse_json, d.use_json);
+        d.use_stderr = flag(self.use_stderr, self.nouse_stderr, d.use_stderr);
+        if let Some(v) = &self.log_file {
+            d.log_file = Some(v.clone());
+        }
+        if let Some(v) = &self.log_dir {
+            d.log_dir = Some(v.clone());
+        }
+        if let Some(v) = &self.log_config_append {
+            d.log_config_append = Some(v.clone());
+        }
+        if let Some(v) = &self.log_date_format {
+            d.log_date_format = v.clone();
+        }
+    }
+}
+
+/// [`ConfigArgs`] alone, as a parser (the `uwsgi` entry point's `pyargv`).
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "uwsgi")]
+pub struct ConfigArgsCli {
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
 impl ConfigArgs {
@@ -56,21 +140,28 @@ impl ConfigArgs {
 pub fn run_service<F, Fut>(
     prog: &str,
     args: &ConfigArgs,
-    log_format: logging::LogFormat,
+    log_format: Option<logging::LogFormat>,
     body: F,
 ) -> std::process::ExitCode
 where
     F: FnOnce(services::ServiceOptions) -> Fut,
     Fut: std::future::Future<Output = Result<(), Box<dyn std::error::Error>>>,
 {
-    let config = match openkeel_core::config::Config::load(&args.sources(prog)) {
+    let mut config = match openkeel_core::config::Config::load(&args.sources(prog)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{prog}: {e}");
             return std::process::ExitCode::FAILURE;
         }
     };
-    logging::init(config.default.debug, log_format);
+    args.apply_overrides(&mut config);
+    let _log_guard = match logging::init_config(&config, prog, log_format) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -88,6 +88,29 @@ impl RunningApi {
 /// Start `openkeel-api`: the HTTP API, reading the database directly and reaching the
 /// conductor over RabbitMQ (`[conductor] topic` on `[DEFAULT] control_exchange`).
 pub async fn start_api(opts: ServiceOptions) -> Result<RunningApi, StartError> {
+    start_api_with(opts, None, allinone::ServeExtras::default()).await
+}
+
+/// [`start_api`] on sockets bound beforehand (the `uwsgi` entry point's listeners) instead of
+/// `[api] host` / `port`; `addr` is the first one's address.
+pub async fn start_api_on(
+    opts: ServiceOptions,
+    listeners: Vec<allinone::ApiListener>,
+    extras: allinone::ServeExtras,
+) -> Result<RunningApi, StartError> {
+    if listeners.is_empty() {
+        return Err(StartError::Unsupported(
+            "no listener to serve the API on".into(),
+        ));
+    }
+    start_api_with(opts, Some(listeners), extras).await
+}
+
+async fn start_api_with(
+    opts: ServiceOptions,
+    listeners: Option<Vec<allinone::ApiListener>>,
+    extras: allinone::ServeExtras,
+) -> Result<RunningApi, StartError> {
     let started = Instant::now();
     let config = &opts.config;
     let auth = allinone::auth_mode(config)?;
@@ -101,7 +124,19 @@ pub async fn start_api(opts: ServiceOptions) -> Result<RunningApi, StartError> {
     let conductor: Arc<dyn openkeel_rpc::ConductorApi> =
         Arc::new(openkeel_rpc::remote::RemoteConductor::new(caller));
     let state = allinone::api_state(config, &db, enforcer, auth, conductor, drivers)?;
-    let (addr, tx, handle) = allinone::serve_api(state, config, opts.bind).await?;
+    let (addr, tx, handle) = match listeners {
+        None => allinone::serve_api(state, config, opts.bind).await?,
+        Some(listeners) => {
+            let addr = listeners
+                .first()
+                .map(allinone::ApiListener::local_addr)
+                .transpose()
+                .map_err(|e| StartError::Unsupported(format!("listener: {e}")))?
+                .ok_or_else(|| StartError::Unsupported("no listener".into()))?;
+            let (tx, handle) = allinone::serve_api_listeners(state, listeners, extras)?;
+            (addr, tx, handle)
+        }
+    };
     tracing::info!(
         %addr,
         database = %openkeel_db::redact_url(&config.database.connection),

@@ -19,9 +19,9 @@ struct Cli {
     /// Listen address (default: [api] host and port, 127.0.0.1:9511).
     #[arg(long, env = "OPENKEEL_BIND")]
     bind: Option<SocketAddr>,
-    /// Log format.
-    #[arg(long, value_enum, default_value_t)]
-    log_format: openkeel::logging::LogFormat,
+    /// Log format (default: `[DEFAULT] use_json`).
+    #[arg(long, value_enum)]
+    log_format: Option<openkeel::logging::LogFormat>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -33,7 +33,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let config = match openkeel::allinone::load_config(
+    let mut config = match openkeel::allinone::load_config(
         &data_dir,
         &cli.config.config_file,
         &cli.config.config_dir,
@@ -44,7 +44,14 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    openkeel::logging::init(config.default.debug, cli.log_format);
+    cli.config.apply_overrides(&mut config);
+    let _log_guard = match openkeel::logging::init_config(&config, "openkeel", cli.log_format) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("openkeel: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,0 +1,7 @@
+#!/bin/bash
+
+
+
+set -ex
+
+magnum-db-manage upgrade
