@@ -477,11 +477,19 @@ async fn serve_stats(
         let http = plan.stats_http;
         tokio::spawn(async move {
             if http {
-                // Read the request head (bounded), then answer whatever it asked.
-                let mut buf = [0u8; 4096];
-                let _ =
-                    tokio::time::timeout(std::time::Duration::from_secs(5), conn.read(&mut buf))
-                        .await;
+                // Read the whole request head (bounded: 8 KiB, 5 s), then answer whatever it
+                // asked; closing with part of it unread would reset the connection.
+                let mut head = Vec::with_capacity(512);
+                let read_head = async {
+                    let mut buf = [0u8; 1024];
+                    while head.len() < 8192 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match conn.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), read_head).await;
                 let head = format!(
                     "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
                     body.len()

@@ -20,13 +20,7 @@ fn bin(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+pub use openkeel_tests::magnum::free_port;
 
 pub fn write(path: &Path, text: &str, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
