@@ -3,6 +3,8 @@
 //! text of failures), `repr()` of strings and floats, and `str.isprintable()` over every code
 //! point. `malformed node` messages carry a memory address, replaced by OpenKeel's fixed one.
 
+#![allow(clippy::expect_used)]
+
 use openkeel_core::pyvalue::{float_repr, is_printable, literal_eval, repr_str, LiteralErrorKind};
 use serde_json::{json, Value};
 use std::io::Write;
