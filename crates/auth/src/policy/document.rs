@@ -89,5 +89,12 @@ mod tests {
             d.as_ref().map(|d| d.skipped.clone()),
             Some(vec!["1".to_string()])
         );
+        // Keys compare with Python `==`: PyYAML 6 reads `1: a`, `true: b`, `1.0: c` as
+        // `{1: 'c'}` (one key, its first spelling, the last value).
+        let d = parse_document("1: a\ntrue: b\n1.0: c\nx: y").ok();
+        assert_eq!(
+            d.as_ref().map(|d| d.skipped.clone()),
+            Some(vec!["1".to_string()])
+        );
     }
 }
