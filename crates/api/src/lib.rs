@@ -12,7 +12,6 @@ pub mod links;
 pub mod microversion;
 pub mod pagination;
 pub mod patch;
-pub mod pyliteral;
 pub mod request;
 pub mod resources;
 pub mod response;

@@ -21,9 +21,9 @@
 //! parameter reaches the converter as a Python list, as pecan passes it.
 
 use crate::error::ApiError;
-use crate::pyliteral::repr_str;
 use crate::RequestInfo;
 use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::pyvalue::repr_str;
 use serde_json::{Map, Value};
 
 /// `[api] max_limit` default.

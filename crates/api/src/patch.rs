@@ -17,8 +17,8 @@
 //! The caller then re-types the patched dict (WSME attribute validation) and computes what
 //! changed.
 
-use crate::pyliteral::{literal_eval_value, PyValue};
 use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::pyvalue::{literal_eval_value, PyValue};
 use serde_json::Value;
 
 /// Paths no operation may touch, for every resource (`JsonPatchType.internal_attrs`).
@@ -88,7 +88,7 @@ impl PatchOp {
         let path = self
             .path
             .as_deref()
-            .map_or_else(|| "None".to_string(), crate::pyliteral::repr_str);
+            .map_or_else(|| "None".to_string(), openkeel_core::pyvalue::repr_str);
         let op = self
             .op
             .map_or_else(|| "None".to_string(), |o| format!("'{}'", o.as_str()));

@@ -13,8 +13,8 @@
 //!    and volume drivers against [`TemplateSettings`], the docker volume size, and the driver
 //!    selection through a [`DriverCatalog`].
 
-use crate::pyliteral::{py_float_repr, repr_str, PyValue};
 use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::pyvalue::{float_repr, repr_str, PyValue};
 
 /// The configuration values the template and cluster handlers read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -786,7 +786,7 @@ fn coerce_string(attr: &str, v: &PyValue) -> Result<PyValue, MagnumError> {
     match v {
         PyValue::Str(_) => Ok(v.clone()),
         PyValue::Int(_) | PyValue::Bool(_) => Ok(PyValue::Str(v.repr())),
-        PyValue::Float(f) => Ok(PyValue::Str(py_float_repr(*f))),
+        PyValue::Float(f) => Ok(PyValue::Str(float_repr(*f))),
         other => Err(obj_error(format!(
             "A string is required in field {attr}, not a {}",
             other.type_name()

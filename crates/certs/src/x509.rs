@@ -333,20 +333,7 @@ pub fn client_certificate_with_key(
 
 /// Python's `repr(bytes)` of the CSR, as `InvalidCsr(csr=…)` shows it.
 fn bytes_repr(s: &str) -> String {
-    let mut out = String::from("b'");
-    for b in s.bytes() {
-        match b {
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            b'\\' => out.push_str("\\\\"),
-            b'\'' => out.push_str("\\'"),
-            0x20..=0x7e => out.push(char::from(b)),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push('\'');
-    out
+    openkeel_core::pyvalue::repr_bytes(s.as_bytes())
 }
 
 fn subject_of(name: &X509Name<'_>) -> Result<DistinguishedName, CertError> {

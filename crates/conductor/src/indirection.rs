@@ -17,6 +17,7 @@ use openkeel_core::objects::{
     Cluster, ClusterStatus, ClusterTemplate, Federation, FederationStatus, MagnumService,
     NodeGroup, Quota, X509KeyPair,
 };
+use openkeel_core::pyvalue::json_str;
 use openkeel_db::{
     cluster, cluster_template, federation, magnum_service, nodegroup, quota, x509keypair,
     ClusterFilters, Database, DbError, FederationFilters, NodeGroupFilters, Page, QuotaFilters,
@@ -633,8 +634,9 @@ impl<'a> CallArgs<'a> {
         })
     }
 
+    /// `str(arg)`: Python's, so a dict argument reads `{'a': 1}` in a `NotFound` message.
     pub(crate) fn text(&self, i: usize, name: &str) -> Result<String, RemoteFailure> {
-        Ok(py_str(&self.req(i, name)?))
+        Ok(json_str(&self.req(i, name)?))
     }
 
     /// An integer id; a value that is not one matches no row (the DB compares it with the
@@ -646,18 +648,7 @@ impl<'a> CallArgs<'a> {
         not_found: impl Fn(String) -> DbError,
     ) -> Result<i64, RemoteFailure> {
         let v = self.req(i, name)?;
-        int_arg(&v, name).map_err(|_| db_err(not_found(py_str(&v))))
-    }
-}
-
-/// `str(v)` as the DB layer would compare it.
-fn py_str(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        v => v.to_string(),
+        int_arg(&v, name).map_err(|_| db_err(not_found(json_str(&v))))
     }
 }
 
@@ -729,7 +720,7 @@ fn filters_map(v: Option<Value>) -> Result<Map<String, Value>, RemoteFailure> {
 }
 
 fn opt_text(f: &Map<String, Value>, k: &str) -> Option<String> {
-    f.get(k).map(py_str)
+    f.get(k).map(json_str)
 }
 
 fn statuses<S: serde::de::DeserializeOwned>(v: Option<&Value>) -> Option<Vec<S>> {
@@ -1127,3 +1118,30 @@ const CLASS_METHODS: &[(&str, &str)] = &[
     ("Federation", "get_count_all"),
     ("Federation", "list"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arguments print as Python's `str()` (`NotFound` messages, filter values), not as JSON:
+    /// CPython 3.11 `str({'a': [1, None]})` is `{'a': [1, None]}`, `str(1e16)` is `1e+16`.
+    #[test]
+    fn text_arguments_are_python_str() {
+        let mut args = Args::new();
+        args.insert(
+            "args".into(),
+            json!([{"a": [1, null], "b": true}, 1e16, "plain", null, 2.5]),
+        );
+        let a = CallArgs::new(&args, "Cluster", "get_by_uuid");
+        let text = |i: usize| a.text(i, "x").unwrap_or_default();
+        assert_eq!(text(0), "{'a': [1, None], 'b': True}");
+        assert_eq!(text(1), "1e+16");
+        assert_eq!(text(2), "plain");
+        assert_eq!(text(3), "None");
+        assert_eq!(text(4), "2.5");
+        let f = json!({"name": {"k": "v"}, "x": false});
+        let f = f.as_object().cloned().unwrap_or_default();
+        assert_eq!(opt_text(&f, "name").as_deref(), Some("{'k': 'v'}"));
+        assert_eq!(opt_text(&f, "x").as_deref(), Some("False"));
+    }
+}

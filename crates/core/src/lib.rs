@@ -7,3 +7,4 @@ pub mod context;
 pub mod error;
 pub mod objects;
 pub mod pyjson;
+pub mod pyvalue;

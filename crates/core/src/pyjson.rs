@@ -1,6 +1,6 @@
 //! JSON text exactly as Python's `json.dumps` writes it with default arguments: separators
 //! `", "` and `": "`, `ensure_ascii=True` (`\uXXXX` escapes, surrogate pairs above the BMP),
-//! Python's float repr, keys in insertion order.
+//! Python's float repr (`pyvalue::float_repr`), keys in insertion order.
 //!
 //! Magnum's API bodies (WSME / pecan) and its JSON database columns are produced this way;
 //! OpenKeel writes the same bytes.
@@ -27,7 +27,7 @@ pub fn write_value(out: &mut String, value: &Value) {
             } else if let Some(u) = n.as_u64() {
                 let _ = write!(out, "{u}");
             } else if let Some(f) = n.as_f64() {
-                out.push_str(&float_repr(f));
+                out.push_str(&dumps_float(f));
             }
         }
         Value::String(s) => write_str(out, s),
@@ -41,19 +41,22 @@ pub fn write_value(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str(out, k);
-                out.push_str(": ");
-                write_value(out, v);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_object(out, map),
     }
+}
+
+/// Append `json.dumps(dict)` for a JSON object to `out`.
+pub fn write_object(out: &mut String, map: &serde_json::Map<String, Value>) {
+    out.push('{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_str(out, k);
+        out.push_str(": ");
+        write_value(out, v);
+    }
+    out.push('}');
 }
 
 /// A JSON string literal with Python's `ensure_ascii=True` escaping.
@@ -80,64 +83,22 @@ pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Python's `repr(float)`: shortest round-trip digits, exponent form when the decimal
-/// exponent is < -4 or >= 16 (`1e+16`, `1e-05`), `.0` on integral values,
-/// `Infinity` / `NaN` as `json.dumps` writes them.
-pub fn float_repr(f: f64) -> String {
+/// `json.dumps(f)`: Python's `repr(float)` ([`crate::pyvalue::float_repr`]), with
+/// `Infinity`, `-Infinity` and `NaN` for the values JSON has no literal for.
+pub fn dumps_float(f: f64) -> String {
     if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // `{:e}` gives the shortest round-trip digits in scientific form, e.g. "1.5e-7".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = match sci.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (sci.as_str(), 0),
-    };
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    let sign = if negative { "-" } else { "" };
-    if !(-4..16).contains(&exp) {
-        let mut m = String::new();
-        m.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            m.push('.');
-            m.push_str(&digits[1..]);
-        }
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{m}e{esign}{:02}", exp.abs());
-    }
-    let point = exp + 1; // position of the decimal point within digits
-    let body = if point <= 0 {
-        format!("0.{}{}", "0".repeat((-point) as usize), digits)
-    } else if point as usize >= digits.len() {
-        format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
+        "NaN".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { "Infinity" } else { "-Infinity" }.into()
     } else {
-        format!(
-            "{}.{}",
-            &digits[..point as usize],
-            &digits[point as usize..]
-        )
-    };
-    format!("{sign}{body}")
+        crate::pyvalue::float_repr(f)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pyvalue::float_repr;
     use serde_json::json;
 
     #[test]
@@ -157,6 +118,10 @@ mod tests {
 
     #[test]
     fn floats_like_python() {
+        assert_eq!(dumps_float(f64::NAN), "NaN");
+        assert_eq!(dumps_float(f64::INFINITY), "Infinity");
+        assert_eq!(dumps_float(f64::NEG_INFINITY), "-Infinity");
+        assert_eq!(dumps(&json!(-0.0)), "-0.0");
         assert_eq!(float_repr(1.0), "1.0");
         assert_eq!(float_repr(0.1), "0.1");
         assert_eq!(float_repr(1e16), "1e+16");

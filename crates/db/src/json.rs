@@ -12,13 +12,11 @@
 use serde_json::Value;
 
 use openkeel_core::objects::{StringMap, Taint};
+use openkeel_core::pyjson::{write_object, write_str};
+use openkeel_core::pyvalue::json_str;
 
-/// Python's `json.dumps(value)` with default arguments.
-pub fn dumps(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value);
-    out
-}
+/// Python's `json.dumps(value)` with default arguments (`openkeel_core::pyjson`).
+pub use openkeel_core::pyjson::dumps;
 
 /// `json.dumps` of a dict of strings.
 pub fn dumps_string_map(map: &StringMap) -> String {
@@ -63,152 +61,12 @@ pub fn dumps_dict_list(list: &[Taint]) -> String {
     out
 }
 
-fn write_value(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_value(out, v);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => write_object(out, map),
-    }
-}
-
-fn write_object(out: &mut String, map: &serde_json::Map<String, Value>) {
-    out.push('{');
-    for (i, (k, v)) in map.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_str(out, k);
-        out.push_str(": ");
-        write_value(out, v);
-    }
-    out.push('}');
-}
-
-fn write_number(out: &mut String, n: &serde_json::Number) {
-    if let Some(i) = n.as_i64() {
-        out.push_str(&i.to_string());
-    } else if let Some(u) = n.as_u64() {
-        out.push_str(&u.to_string());
-    } else if let Some(f) = n.as_f64() {
-        out.push_str(&python_float_repr(f));
-    }
-}
-
-/// Python's `repr(float)` (shortest round-trip digits; exponent form below 1e-4 and from 1e16).
-pub fn python_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddde[-]x".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = match sci.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (sci.as_str(), 0),
-    };
-    let (neg, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        let point = exp + 1; // position of the decimal point within `digits`
-        if point <= 0 {
-            out.push_str("0.");
-            for _ in 0..(-point) {
-                out.push('0');
-            }
-            out.push_str(&digits);
-        } else {
-            let point = point as usize;
-            if digits.len() <= point {
-                out.push_str(&digits);
-                for _ in digits.len()..point {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..point]);
-                out.push('.');
-                out.push_str(&digits[point..]);
-            }
-        }
-    } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let e = exp.unsigned_abs();
-        if e < 10 {
-            out.push('0');
-        }
-        out.push_str(&e.to_string());
-    }
-    out
-}
-
-/// A JSON string literal with `ensure_ascii=True` escaping.
-fn write_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
-}
-
 /// Python's `str()` of a JSON scalar, as OVO's `StringField` coerces it; `None` for values it
 /// rejects (null, arrays, objects).
 fn python_str(v: &Value) -> Option<String> {
     match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Bool(true) => Some("True".into()),
-        Value::Bool(false) => Some("False".into()),
-        Value::Number(n) => {
-            let mut s = String::new();
-            write_number(&mut s, n);
-            Some(s)
-        }
         Value::Null | Value::Array(_) | Value::Object(_) => None,
+        scalar => Some(json_str(scalar)),
     }
 }
 
@@ -298,7 +156,7 @@ mod tests {
             (-3.0, "-3.0"),
             (1e100, "1e+100"),
         ] {
-            assert_eq!(python_float_repr(f), s, "{f}");
+            assert_eq!(openkeel_core::pyjson::dumps_float(f), s, "{f}");
         }
     }
 

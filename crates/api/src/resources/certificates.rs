@@ -5,7 +5,6 @@
 use crate::error::ApiError;
 use crate::links::self_and_bookmark;
 use crate::pagination;
-use crate::pyliteral::PyValue;
 use crate::request::{self, context, enforce};
 use crate::resources::clusters::common::{conductor, database, db};
 use crate::resources::clusters::{get_cluster, target};
@@ -16,6 +15,7 @@ use axum::body::Body;
 use http::Method;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{Certificate, Cluster};
+use openkeel_core::pyvalue::PyValue;
 use openkeel_db::{cluster_template, Scope};
 use openkeel_rpc::Obj;
 use serde_json::{json, Map, Value};

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use crate::error::ApiError;
 use crate::pagination::{self, ListParams, LIST_ARGS};
 use crate::patch::{self, PatchType};
-use crate::pyliteral::PyValue;
 use crate::request::{context, enforce};
 use crate::response::Reply;
 use crate::validation::{
@@ -24,6 +23,7 @@ use openkeel_core::cloud::Cloud;
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::ClusterTemplate;
+use openkeel_core::pyvalue::PyValue;
 use openkeel_db::{cluster_template as db_ct, ClusterTemplateFilters, Database, Page, Scope};
 use serde_json::{Map, Value};
 

@@ -12,7 +12,6 @@
 use crate::error::ApiError;
 use crate::pagination::{self, ArgSpec, ArgType, ListParams, LIST_ARGS};
 use crate::patch::{self, OpKind, PatchOp, PatchType};
-use crate::pyliteral::PyValue;
 use crate::request::{context, enforce};
 use crate::response::Reply;
 use crate::validation::{self, fromjson, invalid_input, typecheck, Attr, AttrType, FromJsonError};
@@ -21,6 +20,7 @@ use axum::body::Body;
 use http::Method;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{Federation, FederationStatus, StringMap};
+use openkeel_core::pyvalue::PyValue;
 use openkeel_db::{
     cluster as db_cluster, federation as db_fed, Database, FederationFilters, Page, Scope,
 };

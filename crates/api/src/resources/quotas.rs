@@ -5,7 +5,6 @@
 
 use crate::error::ApiError;
 use crate::pagination::{self, ArgSpec, ArgType};
-use crate::pyliteral::PyValue;
 use crate::request::{context, enforce};
 use crate::response::Reply;
 use crate::validation::{self, fromjson, invalid_input, typecheck, Attr, AttrType, FromJsonError};
@@ -14,6 +13,7 @@ use axum::body::Body;
 use http::Method;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{Quota, QuotaResource};
+use openkeel_core::pyvalue::PyValue;
 use openkeel_db::{quota as db_quota, Database, Page, QuotaFilters};
 use serde_json::{Map, Value};
 

@@ -2,9 +2,10 @@
 
 use std::fmt;
 
+use openkeel_core::pyvalue::{self, json_str, LiteralErrorKind, PyValue};
 use serde_json::Value;
 
-use super::pyval::{self, FormatFailure, LiteralEval};
+use super::percent::{self, FormatFailure};
 use super::{EvalError, PyException};
 
 /// A parsed policy rule.
@@ -162,7 +163,7 @@ impl<'a> Evaluation<'a> {
 
 /// `self.match % target`, with `KeyError` turned into `None` (the check is false).
 fn substitute(m: &str, target: &Value) -> Result<Option<String>, EvalError> {
-    match pyval::percent_format(m, target) {
+    match percent::percent_format(m, target) {
         Ok(s) => Ok(Some(s)),
         Err(FormatFailure::KeyError) => Ok(None),
         Err(FormatFailure::Error(e)) => Err(e),
@@ -186,7 +187,7 @@ fn role_check(m: &str, target: &Value, creds: &Value) -> Result<bool, EvalError>
                     PyException::AttributeError,
                     format!(
                         "'{}' object has no attribute 'lower'",
-                        pyval::py_type_name(other)
+                        PyValue::from_json(other).type_name()
                     ),
                 )),
             })
@@ -197,7 +198,10 @@ fn role_check(m: &str, target: &Value, creds: &Value) -> Result<bool, EvalError>
         other => {
             return Err(EvalError::python(
                 PyException::TypeError,
-                format!("'{}' object is not iterable", pyval::py_type_name(other)),
+                format!(
+                    "'{}' object is not iterable",
+                    PyValue::from_json(other).type_name()
+                ),
             ))
         }
     };
@@ -214,12 +218,36 @@ fn generic_check(
     let Some(m) = substitute(value, target)? else {
         return Ok(false);
     };
-    match pyval::literal_eval(kind)? {
-        LiteralEval::Value(v) => Ok(m == v.py_str()),
-        LiteralEval::NotLiteral => {
+    match literal_kind(kind)? {
+        Some(v) => Ok(m == v.py_str()),
+        None => {
             let segments: Vec<&str> = kind.split('.').collect();
             find_in_dict(creds, &segments, &m)
         }
+    }
+}
+
+/// `ast.literal_eval(kind)` as `GenericCheck` calls it: the value, or `None` for the
+/// `ValueError` oslo.policy catches (valid Python that is not a literal: a name, an attribute, a
+/// call; the kind is then a path into the credentials). The `SyntaxError` and `TypeError` it
+/// lets escape are [`EvalError::Python`]; what OpenKeel cannot represent is
+/// [`EvalError::Unsupported`], and so is a set of more than one element, whose `str()` order
+/// depends on Python's hashing.
+fn literal_kind(kind: &str) -> Result<Option<PyValue>, EvalError> {
+    match pyvalue::literal_eval(kind) {
+        Ok(PyValue::Set(items)) if items.len() > 1 => Err(EvalError::Unsupported(format!(
+            "set literal {kind:?} as a check kind (its str() order depends on hashing)"
+        ))),
+        Ok(v) => Ok(Some(v)),
+        Err(e) => match e.kind {
+            LiteralErrorKind::Value => Ok(None),
+            LiteralErrorKind::Syntax => Err(EvalError::python(PyException::SyntaxError, e.message)),
+            LiteralErrorKind::Type => Err(EvalError::python(PyException::TypeError, e.message)),
+            LiteralErrorKind::Unsupported => Err(EvalError::Unsupported(format!(
+                "{} in the check kind {kind:?}",
+                e.message
+            ))),
+        },
     }
 }
 
@@ -227,7 +255,7 @@ fn generic_check(
 /// element may match); a missing key is false; indexing a non-dict raises `TypeError`.
 fn find_in_dict(test_value: &Value, segments: &[&str], m: &str) -> Result<bool, EvalError> {
     let Some((key, rest)) = segments.split_first() else {
-        return Ok(m == pyval::py_str(test_value));
+        return Ok(m == json_str(test_value));
     };
     let next = match test_value {
         Value::Object(map) => match map.get(*key) {
@@ -251,7 +279,7 @@ fn find_in_dict(test_value: &Value, segments: &[&str], m: &str) -> Result<bool, 
                 PyException::TypeError,
                 format!(
                     "'{}' object is not subscriptable",
-                    pyval::py_type_name(other)
+                    PyValue::from_json(other).type_name()
                 ),
             ))
         }
@@ -507,5 +535,122 @@ mod tests {
             eval(&c, &json!({}), &json!({})),
             Err(EvalError::Unsupported(_))
         ));
+    }
+
+    fn lit(s: &str) -> String {
+        match literal_kind(s) {
+            Ok(Some(v)) => v.py_str(),
+            Ok(None) => "<ValueError>".into(),
+            Err(EvalError::Python { exception, .. }) => format!("<{}>", exception.name()),
+            Err(EvalError::Unsupported(_)) => "<unsupported>".into(),
+            Err(e) => format!("<{e}>"),
+        }
+    }
+
+    #[test]
+    fn literal_eval_values() {
+        assert_eq!(lit("True"), "True");
+        assert_eq!(lit("None"), "None");
+        assert_eq!(lit("'Member'"), "Member");
+        assert_eq!(lit("\"a\"'b'"), "ab");
+        assert_eq!(lit("'a\\tb'"), "a\tb");
+        assert_eq!(lit("r'a\\tb'"), "a\\tb");
+        assert_eq!(lit("b'x'"), "b'x'");
+        assert_eq!(lit("1"), "1");
+        assert_eq!(lit("-1"), "-1");
+        assert_eq!(lit("+1"), "1");
+        assert_eq!(lit("1_000"), "1000");
+        assert_eq!(lit("0x1F"), "31");
+        assert_eq!(lit("0o17"), "15");
+        assert_eq!(lit("0b101"), "5");
+        assert_eq!(lit("00"), "0");
+        assert_eq!(lit("1.5"), "1.5");
+        assert_eq!(lit("1."), "1.0");
+        assert_eq!(lit(".5"), "0.5");
+        assert_eq!(lit("1e3"), "1000.0");
+        assert_eq!(lit("2j"), "2j");
+        assert_eq!(lit("1+2j"), "(1+2j)");
+        assert_eq!(lit("1-2.5j"), "(1-2.5j)");
+        assert_eq!(lit("-1j"), "(-0-1j)");
+        assert_eq!(lit("[1,'a']"), "[1, 'a']");
+        assert_eq!(lit("[(1,2)]"), "[(1, 2)]");
+        assert_eq!(lit("(1,)"), "(1,)");
+        assert_eq!(lit("1,2"), "(1, 2)");
+        assert_eq!(lit("()"), "()");
+        assert_eq!(lit("{}"), "{}");
+        assert_eq!(lit("set()"), "set()");
+        assert_eq!(lit("{1}"), "{1}");
+        assert_eq!(lit("..."), "Ellipsis");
+        assert_eq!(lit("1#comment"), "1");
+    }
+
+    #[test]
+    fn literal_eval_value_errors() {
+        for s in [
+            "is_admin",
+            "project_id",
+            "user.domain_id",
+            "a-b",
+            "magnum-service",
+            "a-1",
+            "1-1",
+            "f(x)",
+            "a[0]",
+            "a==b",
+            "--1",
+            "-True",
+            "a/b",
+            "a(b)or(c)",
+            "f'x'",
+            "set(1)",
+            "~1",
+            "a**b",
+            "match",
+            "_",
+            "x#y",
+        ] {
+            assert_eq!(lit(s), "<ValueError>", "{s}");
+        }
+    }
+
+    #[test]
+    fn literal_eval_syntax_errors() {
+        for s in [
+            "",
+            "'abc",
+            "1abc",
+            "01",
+            "a..b",
+            ".a",
+            "a.",
+            "a.1",
+            "class",
+            "a.if",
+            "foo-",
+            "a!b",
+            "$x",
+            "a?",
+            "a=1",
+            "(",
+            "a)",
+            "[1",
+            "1__0",
+            "0x",
+            "a;b",
+            "@a",
+            "not",
+            "b'\u{e9}'",
+            "b'a''c'",
+            "await",
+            "a[]",
+        ] {
+            assert_eq!(lit(s), "<SyntaxError>", "{s:?}");
+        }
+        assert_eq!(lit("{1,2}"), "<unsupported>");
+        // CPython 3.11: `ast.literal_eval("{[1]}")` raises `TypeError: unhashable type:
+        // 'list'`, which oslo.policy lets escape (the policy engine's own parser made it a set).
+        assert_eq!(lit("{[1]}"), "<TypeError>");
+        // An int beyond 128 bits is valid Python that OpenKeel cannot hold.
+        assert_eq!(lit("1".repeat(41).as_str()), "<unsupported>");
     }
 }

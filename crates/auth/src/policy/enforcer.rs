@@ -25,13 +25,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use indexmap::IndexMap;
+use openkeel_core::pyvalue::PyValue;
 use serde_json::Value;
 
 use super::check::{Check, Evaluation, RuleLookup};
 use super::defaults::{default_rules, find_default, RuleDefault};
 use super::document::parse_document;
 use super::parser::{parse_rule_value, parse_rule_with_warnings};
-use super::pyval::py_truthy;
 use super::{EvalError, PolicyError};
 
 /// The `[oslo_policy]` options that shape the rule set.
@@ -107,9 +107,9 @@ impl TokenScope {
     /// `project`. (Magnum's `to_dict()` has `domain`, not `domain_id`, so its tokens are never
     /// domain-scoped; `system_scope` is copied to `system` by the enforcer first.)
     pub fn of(creds: &Value) -> TokenScope {
-        if creds.get("system").is_some_and(py_truthy) {
+        if creds.get("system").is_some_and(truthy) {
             TokenScope::System
-        } else if creds.get("domain_id").is_some_and(py_truthy) {
+        } else if creds.get("domain_id").is_some_and(truthy) {
             TokenScope::Domain
         } else {
             TokenScope::Project
@@ -376,13 +376,18 @@ impl Enforcer {
     }
 }
 
+/// Python's `bool()` of a credential value.
+fn truthy(v: &Value) -> bool {
+    PyValue::from_json(v).truthy()
+}
+
 /// Credentials must be a mapping; a truthy `system_scope` is copied to `system` first.
 fn prepare_creds(creds: &Value) -> Result<std::borrow::Cow<'_, Value>, EvalError> {
     let Value::Object(map) = creds else {
         return Err(EvalError::InvalidCredentials);
     };
     match map.get("system_scope") {
-        Some(s) if py_truthy(s) => {
+        Some(s) if truthy(s) => {
             let mut m = map.clone();
             m.insert("system".to_string(), s.clone());
             Ok(std::borrow::Cow::Owned(Value::Object(m)))

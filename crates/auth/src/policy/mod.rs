@@ -19,7 +19,7 @@ mod defaults;
 mod document;
 mod enforcer;
 mod parser;
-mod pyval;
+mod percent;
 mod sample;
 
 pub use check::Check;

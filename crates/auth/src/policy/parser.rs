@@ -6,7 +6,7 @@
 //! warning, as is any single check without a `:` or with an unknown form.
 
 use super::check::Check;
-use super::document::PyValue;
+use openkeel_core::pyvalue::PyValue;
 
 #[derive(Debug, Clone)]
 enum Token {

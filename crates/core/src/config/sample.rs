@@ -2,7 +2,7 @@
 //! (`oslo_config/generator.py`), produced from the option tables.
 
 use super::spec::{paragraphs, DefaultValue, OptKind, OptSpec, SectionSpec};
-use super::value::python_float;
+use crate::pyvalue::float_repr;
 
 /// oslo-config-generator's default `wrap_width`.
 const WRAP_WIDTH: usize = 79;
@@ -67,7 +67,7 @@ fn write_option(out: &mut String, group: &str, opt: &OptSpec) {
         if opt.kind.is_integer() {
             format!("{}", b as i64)
         } else {
-            python_float(b)
+            float_repr(b)
         }
     };
     if let Some(min) = opt.min {
@@ -156,7 +156,7 @@ fn sample_defaults(opt: &OptSpec) -> Vec<String> {
         (DefaultValue::Str(s), _) => vec![quote_spaces(s)],
         (DefaultValue::Bool(b), _) => vec![b.to_string()],
         (DefaultValue::Int(i), _) => vec![i.to_string()],
-        (DefaultValue::Float(f), _) => vec![python_float(*f)],
+        (DefaultValue::Float(f), _) => vec![float_repr(*f)],
         (DefaultValue::List(items), _) => {
             vec![items
                 .iter()

@@ -6,6 +6,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 use super::spec::{DefaultValue, OptKind, OptSpec};
+use crate::pyvalue::{float_repr, repr_str};
 
 /// A converted option value. `None` inside a variant is oslo's `None` (no default, or an
 /// empty integer/float value).
@@ -60,11 +61,11 @@ impl Value {
                 .map(|b| if b { "True" } else { "False" }.to_owned())
                 .unwrap_or_default(),
             Value::Int(v) => v.map(|i| i.to_string()).unwrap_or_default(),
-            Value::Float(v) => v.map(python_float).unwrap_or_default(),
+            Value::Float(v) => v.map(float_repr).unwrap_or_default(),
             Value::List(v) => v
                 .as_ref()
                 .map(|items| {
-                    let inner: Vec<String> = items.iter().map(|s| python_repr(s)).collect();
+                    let inner: Vec<String> = items.iter().map(|s| repr_str(s)).collect();
                     format!("[{}]", inner.join(", "))
                 })
                 .unwrap_or_default(),
@@ -114,7 +115,7 @@ fn check_choice(spec: &OptSpec, value: &str) -> Result<(), String> {
         Err(format!(
             "Valid values are [{}], but found {}",
             spec.choices.join(", "),
-            python_repr(value)
+            repr_str(value)
         ))
     }
 }
@@ -124,7 +125,7 @@ pub(crate) fn convert_bool(raw: &str) -> Result<bool, String> {
     match raw.to_lowercase().as_str() {
         "true" | "1" | "on" | "yes" => Ok(true),
         "false" | "0" | "off" | "no" => Ok(false),
-        _ => Err(format!("Unexpected boolean value {}", python_repr(raw))),
+        _ => Err(format!("Unexpected boolean value {}", repr_str(raw))),
     }
 }
 
@@ -157,12 +158,7 @@ fn convert_int(spec: &OptSpec, raw: &str) -> Result<Option<i64>, String> {
     if s.is_empty() {
         return Ok(None);
     }
-    let invalid = || {
-        format!(
-            "invalid literal for int() with base 10: {}",
-            python_repr(raw)
-        )
-    };
+    let invalid = || format!("invalid literal for int() with base 10: {}", repr_str(raw));
     let digits = strip_digit_underscores(s).ok_or_else(invalid)?;
     let value: i64 = digits.parse().map_err(|_| invalid())?;
     check_range(spec, value as f64, || value.to_string())?;
@@ -175,10 +171,10 @@ fn convert_float(spec: &OptSpec, raw: &str) -> Result<Option<f64>, String> {
     if s.is_empty() {
         return Ok(None);
     }
-    let invalid = || format!("could not convert string to float: {}", python_repr(raw));
+    let invalid = || format!("could not convert string to float: {}", repr_str(raw));
     let text = strip_digit_underscores(s).ok_or_else(invalid)?;
     let value: f64 = text.parse().map_err(|_| invalid())?;
-    check_range(spec, value, || python_float(value))?;
+    check_range(spec, value, || float_repr(value))?;
     Ok(Some(value))
 }
 
@@ -296,75 +292,12 @@ fn convert_list(spec: &OptSpec, raw: &str) -> Result<Vec<String>, String> {
     Ok(result)
 }
 
-/// Python's `repr()` of a string.
-pub(crate) fn python_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// Python's `str()` of a float (`1.0`, `0.1`, `1e+20`, `1e-05`, `inf`).
-pub(crate) fn python_float(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-4..1e16).contains(&abs) {
-        return python_exponent(format!("{f:e}"));
-    }
-    let text = format!("{f}");
-    if text.contains('.') {
-        text
-    } else {
-        format!("{text}.0")
-    }
-}
-
 /// Python's `'%g'` of a bound, as oslo's range messages print it.
 fn python_general(f: f64) -> String {
     if f.fract() == 0.0 && f.abs() < 1e16 {
         format!("{}", f as i64)
     } else {
-        python_float(f)
-    }
-}
-
-/// Rust's `1e20` / `1.5e-7` to Python's `1e+20` / `1.5e-07`.
-fn python_exponent(text: String) -> String {
-    match text.split_once('e') {
-        Some((mantissa, exp)) => {
-            let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
-            };
-            format!("{mantissa}e{sign}{digits:0>2}")
-        }
-        None => text,
+        float_repr(f)
     }
 }
 
@@ -593,21 +526,21 @@ mod tests {
 
     #[test]
     fn python_float_rendering() {
-        assert_eq!(python_float(1.0), "1.0");
-        assert_eq!(python_float(0.1), "0.1");
-        assert_eq!(python_float(2.5), "2.5");
-        assert_eq!(python_float(1e20), "1e+20");
-        assert_eq!(python_float(0.00001), "1e-05");
-        assert_eq!(python_float(-3.0), "-3.0");
-        assert_eq!(python_float(f64::INFINITY), "inf");
+        assert_eq!(float_repr(1.0), "1.0");
+        assert_eq!(float_repr(0.1), "0.1");
+        assert_eq!(float_repr(2.5), "2.5");
+        assert_eq!(float_repr(1e20), "1e+20");
+        assert_eq!(float_repr(0.00001), "1e-05");
+        assert_eq!(float_repr(-3.0), "-3.0");
+        assert_eq!(float_repr(f64::INFINITY), "inf");
     }
 
     #[test]
     fn python_repr_quoting() {
-        assert_eq!(python_repr("abc"), "'abc'");
-        assert_eq!(python_repr("it's"), "\"it's\"");
-        assert_eq!(python_repr("a\"b'c"), "'a\"b\\'c'");
-        assert_eq!(python_repr("a\nb\\"), "'a\\nb\\\\'");
+        assert_eq!(repr_str("abc"), "'abc'");
+        assert_eq!(repr_str("it's"), "\"it's\"");
+        assert_eq!(repr_str("a\"b'c"), "'a\"b\\'c'");
+        assert_eq!(repr_str("a\nb\\"), "'a\\nb\\\\'");
     }
 
     #[test]

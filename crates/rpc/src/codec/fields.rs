@@ -1,6 +1,7 @@
 //! Field tables (rpc.md §12.3) and OVO's per-type coercions (§12.2).
 
 use super::{err, CodecError};
+use openkeel_core::pyvalue::{json_str, PyValue};
 use serde_json::{Map, Value};
 
 /// An OVO field type.
@@ -332,31 +333,35 @@ fn int(v: &Value) -> Option<Value> {
 /// Python `str(v)` for what StringField accepts (str, int, float, bool).
 fn string(v: &Value) -> Option<String> {
     match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Bool(true) => Some("True".into()),
-        Value::Bool(false) => Some("False".into()),
-        Value::Number(n) if n.is_f64() => n.as_f64().map(py_float),
-        Value::Number(n) => Some(n.to_string()),
+        Value::String(_) | Value::Bool(_) | Value::Number(_) => Some(json_str(v)),
         _ => None,
-    }
-}
-
-fn py_float(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e16 {
-        format!("{f:.1}")
-    } else {
-        format!("{f}")
     }
 }
 
 /// Python `bool(v)`.
 fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(m) => !m.is_empty(),
+    PyValue::from_json(v).truthy()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// StringField coerces with Python's `str()`: CPython 3.11 `str(1e-05)` is `1e-05`,
+    /// `str(1e16)` is `1e+16` (the old local float printer wrote `0.00001` and
+    /// `10000000000000000`).
+    #[test]
+    fn string_coercion_is_python_str() {
+        assert_eq!(string(&json!(1e-5)).as_deref(), Some("1e-05"));
+        assert_eq!(string(&json!(1e16)).as_deref(), Some("1e+16"));
+        assert_eq!(string(&json!(2.0)).as_deref(), Some("2.0"));
+        assert_eq!(string(&json!(7)).as_deref(), Some("7"));
+        assert_eq!(string(&json!(true)).as_deref(), Some("True"));
+        assert_eq!(string(&json!("x")).as_deref(), Some("x"));
+        assert_eq!(string(&json!(null)), None);
+        assert_eq!(string(&json!([1])), None);
+        assert!(truthy(&json!(0.5)));
+        assert!(!truthy(&json!({})));
     }
 }

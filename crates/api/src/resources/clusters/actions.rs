@@ -7,7 +7,6 @@ use super::{
 };
 use crate::error::ApiError;
 use crate::pagination;
-use crate::pyliteral::PyValue;
 use crate::request;
 use crate::response::Reply;
 use crate::{ApiState, RequestInfo};
@@ -17,6 +16,7 @@ use http::Method;
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{Cluster, NodeGroup};
+use openkeel_core::pyvalue::PyValue;
 use openkeel_db::{cluster_template, nodegroup, Scope};
 use openkeel_rpc::Obj;
 use serde_json::json;

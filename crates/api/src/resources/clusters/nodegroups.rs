@@ -8,7 +8,6 @@ use super::{
 use crate::error::ApiError;
 use crate::pagination::{self, ArgSpec, ArgType};
 use crate::patch;
-use crate::pyliteral::PyValue;
 use crate::request;
 use crate::response::Reply;
 use crate::{ApiState, RequestInfo};
@@ -17,6 +16,7 @@ use common::{conductor, database, db, FlavorRef};
 use http::Method;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{NodeGroup, StringMap, Taint};
+use openkeel_core::pyvalue::PyValue;
 use openkeel_db::{nodegroup, NodeGroupFilters, Page, Scope};
 use openkeel_rpc::Obj;
 use serde_json::{Map, Value};

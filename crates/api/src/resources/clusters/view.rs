@@ -5,9 +5,9 @@
 
 use crate::links::self_and_bookmark;
 use crate::microversion::Version;
-use crate::pyliteral::PyValue;
 use chrono::{NaiveDateTime, Timelike};
 use openkeel_core::objects::{Cluster, NodeGroup, StringMap};
+use openkeel_core::pyvalue::PyValue;
 use serde_json::{Map, Value};
 
 /// A datetime as Magnum's API prints it (`isoformat()` of a UTC-aware value).

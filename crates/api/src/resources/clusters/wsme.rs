@@ -8,9 +8,9 @@
 //! given to an integer attribute) the same `InvalidInput` 400 is given instead
 //! (`docs/differences.md`).
 
-use crate::pyliteral::PyValue;
 use crate::validation::{self, AttrType, FromJsonError};
 use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::pyvalue::PyValue;
 use serde_json::Value;
 
 /// The cluster name pattern (the only `StringType` pattern used here).

@@ -1,496 +1,8 @@
-//! Python values as Magnum's API code sees them, and `ast.literal_eval`.
-//!
-//! Magnum's PATCH dialect turns a string value for `/labels`, `/health_status_reason`,
-//! `/node_labels` and `/node_taints` into a Python object with `ast.literal_eval`, and many
-//! error messages embed Python's `repr()` / `str()` of request values (WSME's `Invalid input
-//! for field/attribute x. Value: '<str(v)>'`, `Couldn't apply patch '<repr(patch)>'`,
-//! jsonpointer's `member 'k' not found in <repr(dict)>`). This module provides:
-//!
-//! * [`PyValue`]: the Python object model those code paths work on (what `json.loads` and
-//!   `ast.literal_eval` can produce), with [`PyValue::repr`], [`PyValue::py_str`], Python
-//!   equality ([`PyValue::py_eq`]), truthiness and `type()` names;
-//! * [`literal_eval`]: CPython 3.11's `ast.literal_eval` of a string — the same accepted
-//!   literals, the same values, and the same error texts for the common mistakes
-//!   (`'{' was never closed`, `unterminated string literal`, `malformed node or string on line
-//!   1: <ast.Name object at 0x…>`, ...). The memory address in `malformed node` messages is a
-//!   fixed fake value;
-//! * [`repr_str`]: Python's `repr()` of a string.
+//! CPython 3.11's `ast.literal_eval`: its tokenizer errors, its PEG parser's error messages and
+//! which error wins, and the conversion of the expression tree to a value.
 
-use openkeel_core::pyjson::float_repr;
-use serde_json::Value;
+use super::PyValue;
 use std::fmt;
-
-/// A Python object of the kinds JSON decoding and `ast.literal_eval` produce.
-#[derive(Debug, Clone)]
-pub enum PyValue {
-    None,
-    Bool(bool),
-    /// `int` (OpenKeel bounds it to 128 bits; larger literals are a syntax error here).
-    Int(i128),
-    Float(f64),
-    Complex(f64, f64),
-    Str(String),
-    Bytes(Vec<u8>),
-    Ellipsis,
-    List(Vec<PyValue>),
-    Tuple(Vec<PyValue>),
-    /// A `set`, in insertion order (Python's iteration order for small ints/strings differs;
-    /// only `repr` is affected).
-    Set(Vec<PyValue>),
-    /// A `dict`, in insertion order, keys unique under Python equality.
-    Dict(Vec<(PyValue, PyValue)>),
-    /// Any other object (e.g. a `datetime.datetime` in an object's `as_dict()`): its
-    /// qualified class name (`datetime.datetime`) and its `repr()`.
-    Opaque {
-        class: String,
-        repr: String,
-    },
-}
-
-impl PartialEq for PyValue {
-    fn eq(&self, other: &Self) -> bool {
-        self.py_eq(other)
-    }
-}
-
-impl PyValue {
-    /// A `str`.
-    pub fn str(s: impl Into<String>) -> PyValue {
-        PyValue::Str(s.into())
-    }
-
-    /// `json.loads` of a JSON value: objects become dicts with `str` keys, integers `int`,
-    /// other numbers `float`.
-    pub fn from_json(v: &Value) -> PyValue {
-        match v {
-            Value::Null => PyValue::None,
-            Value::Bool(b) => PyValue::Bool(*b),
-            Value::Number(n) => {
-                if let Some(i) = n.as_i64() {
-                    PyValue::Int(i128::from(i))
-                } else if let Some(u) = n.as_u64() {
-                    PyValue::Int(i128::from(u))
-                } else {
-                    PyValue::Float(n.as_f64().unwrap_or(f64::NAN))
-                }
-            }
-            Value::String(s) => PyValue::Str(s.clone()),
-            Value::Array(a) => PyValue::List(a.iter().map(PyValue::from_json).collect()),
-            Value::Object(m) => PyValue::Dict(
-                m.iter()
-                    .map(|(k, v)| (PyValue::Str(k.clone()), PyValue::from_json(v)))
-                    .collect(),
-            ),
-        }
-    }
-
-    /// The JSON form (`json.dumps` of the value): tuples become arrays; `None` when the value
-    /// has no JSON form (sets, bytes, complex numbers, non-`str` dict keys other than
-    /// numbers/bools/None, which `json.dumps` would stringify — those are stringified too).
-    pub fn to_json(&self) -> Option<Value> {
-        Some(match self {
-            PyValue::None => Value::Null,
-            PyValue::Bool(b) => Value::Bool(*b),
-            PyValue::Int(i) => {
-                if let Ok(v) = i64::try_from(*i) {
-                    Value::from(v)
-                } else if let Ok(v) = u64::try_from(*i) {
-                    Value::from(v)
-                } else {
-                    return None;
-                }
-            }
-            PyValue::Float(f) => serde_json::Number::from_f64(*f).map(Value::Number)?,
-            PyValue::Str(s) => Value::String(s.clone()),
-            PyValue::List(items) | PyValue::Tuple(items) => {
-                Value::Array(items.iter().map(PyValue::to_json).collect::<Option<_>>()?)
-            }
-            PyValue::Dict(items) => {
-                let mut m = serde_json::Map::new();
-                for (k, v) in items {
-                    let key = match k {
-                        PyValue::Str(s) => s.clone(),
-                        PyValue::None => "null".into(),
-                        PyValue::Bool(true) => "true".into(),
-                        PyValue::Bool(false) => "false".into(),
-                        PyValue::Int(_) | PyValue::Float(_) => k.repr(),
-                        _ => return None,
-                    };
-                    m.insert(key, v.to_json()?);
-                }
-                Value::Object(m)
-            }
-            PyValue::Complex(..)
-            | PyValue::Bytes(_)
-            | PyValue::Ellipsis
-            | PyValue::Set(_)
-            | PyValue::Opaque { .. } => return None,
-        })
-    }
-
-    /// `type(v).__name__`.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            PyValue::None => "NoneType",
-            PyValue::Bool(_) => "bool",
-            PyValue::Int(_) => "int",
-            PyValue::Float(_) => "float",
-            PyValue::Complex(..) => "complex",
-            PyValue::Str(_) => "str",
-            PyValue::Bytes(_) => "bytes",
-            PyValue::Ellipsis => "ellipsis",
-            PyValue::List(_) => "list",
-            PyValue::Tuple(_) => "tuple",
-            PyValue::Set(_) => "set",
-            PyValue::Dict(_) => "dict",
-            PyValue::Opaque { class, .. } => {
-                let c: &str = class;
-                match c.rsplit_once('.') {
-                    Some((_, "datetime")) => "datetime",
-                    _ => "object",
-                }
-            }
-        }
-    }
-
-    /// `str(type(v))`, e.g. `<class 'int'>`, `<class 'datetime.datetime'>`.
-    pub fn class_repr(&self) -> String {
-        match self {
-            PyValue::Opaque { class, .. } => format!("<class '{class}'>"),
-            _ => format!("<class '{}'>", self.type_name()),
-        }
-    }
-
-    /// A timezone-aware UTC `datetime.datetime` as Magnum's objects hold `created_at`.
-    pub fn datetime_utc(dt: &chrono::NaiveDateTime) -> PyValue {
-        use chrono::{Datelike, Timelike};
-        let mut r = format!(
-            "datetime.datetime({}, {}, {}, {}, {}",
-            dt.year(),
-            dt.month(),
-            dt.day(),
-            dt.hour(),
-            dt.minute()
-        );
-        let us = dt.nanosecond() / 1000;
-        if dt.second() != 0 || us != 0 {
-            r.push_str(&format!(", {}", dt.second()));
-        }
-        if us != 0 {
-            r.push_str(&format!(", {us}"));
-        }
-        r.push_str(", tzinfo=datetime.timezone.utc)");
-        PyValue::Opaque {
-            class: "datetime.datetime".into(),
-            repr: r,
-        }
-    }
-
-    pub fn is_none(&self) -> bool {
-        matches!(self, PyValue::None)
-    }
-
-    /// `bool(v)`.
-    pub fn truthy(&self) -> bool {
-        match self {
-            PyValue::None => false,
-            PyValue::Bool(b) => *b,
-            PyValue::Int(i) => *i != 0,
-            PyValue::Float(f) => *f != 0.0,
-            PyValue::Complex(r, i) => *r != 0.0 || *i != 0.0,
-            PyValue::Str(s) => !s.is_empty(),
-            PyValue::Bytes(b) => !b.is_empty(),
-            PyValue::Ellipsis => true,
-            PyValue::List(v) | PyValue::Tuple(v) | PyValue::Set(v) => !v.is_empty(),
-            PyValue::Dict(v) => !v.is_empty(),
-            PyValue::Opaque { .. } => true,
-        }
-    }
-
-    /// The string, for a `str`.
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            PyValue::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The items, for a `dict`.
-    pub fn as_dict(&self) -> Option<&[(PyValue, PyValue)]> {
-        match self {
-            PyValue::Dict(d) => Some(d),
-            _ => None,
-        }
-    }
-
-    /// `d.get(key)` for a dict with a `str` key.
-    pub fn get(&self, key: &str) -> Option<&PyValue> {
-        self.as_dict()?
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v)
-    }
-
-    /// `d[key] = value` for a dict with a `str` key (keeps the position of an existing key).
-    pub fn set(&mut self, key: &str, value: PyValue) {
-        if let PyValue::Dict(items) = self {
-            if let Some(slot) = items.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
-                slot.1 = value;
-            } else {
-                items.push((PyValue::Str(key.to_string()), value));
-            }
-        }
-    }
-
-    /// Numeric view for equality: (real, imag) when the value is a number (bool included).
-    fn numeric(&self) -> Option<(f64, f64, Option<i128>)> {
-        match self {
-            PyValue::Bool(b) => Some((f64::from(u8::from(*b)), 0.0, Some(i128::from(*b)))),
-            PyValue::Int(i) => Some((*i as f64, 0.0, Some(*i))),
-            PyValue::Float(f) => Some((*f, 0.0, None)),
-            PyValue::Complex(r, i) => Some((*r, *i, None)),
-            _ => None,
-        }
-    }
-
-    /// Python `==`.
-    pub fn py_eq(&self, other: &PyValue) -> bool {
-        if let (Some(a), Some(b)) = (self.numeric(), other.numeric()) {
-            return match (a.2, b.2) {
-                (Some(x), Some(y)) => x == y,
-                _ => a.0 == b.0 && a.1 == b.1,
-            };
-        }
-        match (self, other) {
-            (PyValue::None, PyValue::None) | (PyValue::Ellipsis, PyValue::Ellipsis) => true,
-            (PyValue::Opaque { repr: a, .. }, PyValue::Opaque { repr: b, .. }) => a == b,
-            (PyValue::Str(a), PyValue::Str(b)) => a == b,
-            (PyValue::Bytes(a), PyValue::Bytes(b)) => a == b,
-            (PyValue::List(a), PyValue::List(b)) | (PyValue::Tuple(a), PyValue::Tuple(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.py_eq(y))
-            }
-            (PyValue::Set(a), PyValue::Set(b)) => {
-                a.len() == b.len() && a.iter().all(|x| b.iter().any(|y| x.py_eq(y)))
-            }
-            (PyValue::Dict(a), PyValue::Dict(b)) => {
-                a.len() == b.len()
-                    && a.iter().all(|(k, v)| {
-                        b.iter()
-                            .find(|(k2, _)| k.py_eq(k2))
-                            .is_some_and(|(_, v2)| v.py_eq(v2))
-                    })
-            }
-            _ => false,
-        }
-    }
-
-    /// Whether `hash(v)` works (lists, dicts and sets, also nested in tuples, do not).
-    pub fn hashable(&self) -> Result<(), &'static str> {
-        match self {
-            PyValue::List(_) => Err("list"),
-            PyValue::Dict(_) => Err("dict"),
-            PyValue::Set(_) => Err("set"),
-            PyValue::Tuple(items) => items.iter().try_for_each(PyValue::hashable),
-            _ => Ok(()),
-        }
-    }
-
-    /// `repr(v)`.
-    pub fn repr(&self) -> String {
-        let mut out = String::new();
-        self.write_repr(&mut out);
-        out
-    }
-
-    /// `str(v)`: the string itself for `str`, else `repr(v)`.
-    pub fn py_str(&self) -> String {
-        match self {
-            PyValue::Str(s) => s.clone(),
-            _ => self.repr(),
-        }
-    }
-
-    fn write_repr(&self, out: &mut String) {
-        match self {
-            PyValue::None => out.push_str("None"),
-            PyValue::Bool(true) => out.push_str("True"),
-            PyValue::Bool(false) => out.push_str("False"),
-            PyValue::Int(i) => out.push_str(&i.to_string()),
-            PyValue::Float(f) => out.push_str(&py_float_repr(*f)),
-            PyValue::Complex(re, im) => out.push_str(&complex_repr(*re, *im)),
-            PyValue::Str(s) => out.push_str(&repr_str(s)),
-            PyValue::Bytes(b) => out.push_str(&repr_bytes(b)),
-            PyValue::Ellipsis => out.push_str("Ellipsis"),
-            PyValue::Opaque { repr, .. } => out.push_str(repr),
-            PyValue::List(items) => {
-                out.push('[');
-                write_items(out, items);
-                out.push(']');
-            }
-            PyValue::Tuple(items) => {
-                out.push('(');
-                write_items(out, items);
-                if items.len() == 1 {
-                    out.push(',');
-                }
-                out.push(')');
-            }
-            PyValue::Set(items) => {
-                if items.is_empty() {
-                    out.push_str("set()");
-                } else {
-                    out.push('{');
-                    write_items(out, items);
-                    out.push('}');
-                }
-            }
-            PyValue::Dict(items) => {
-                out.push('{');
-                for (i, (k, v)) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    k.write_repr(out);
-                    out.push_str(": ");
-                    v.write_repr(out);
-                }
-                out.push('}');
-            }
-        }
-    }
-}
-
-impl fmt::Display for PyValue {
-    /// Python's `str()`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.py_str())
-    }
-}
-
-fn write_items(out: &mut String, items: &[PyValue]) {
-    for (i, v) in items.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        v.write_repr(out);
-    }
-}
-
-/// Python's `repr(float)` (including `inf`, `-inf`, `nan`).
-pub fn py_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        "nan".into()
-    } else if f.is_infinite() {
-        if f > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        }
-    } else {
-        float_repr(f)
-    }
-}
-
-/// A float component of a complex repr: `repr` without a trailing `.0`.
-fn complex_part(f: f64) -> String {
-    let r = py_float_repr(f);
-    match r.strip_suffix(".0") {
-        Some(s) => s.to_string(),
-        None => r,
-    }
-}
-
-fn complex_repr(re: f64, im: f64) -> String {
-    if re == 0.0 && re.is_sign_positive() {
-        return format!("{}j", complex_part(im));
-    }
-    let im_s = complex_part(im);
-    let sign = if im_s.starts_with('-') { "" } else { "+" };
-    format!("({}{sign}{im_s}j)", complex_part(re))
-}
-
-/// Python 3's `str.isprintable()` for one character, approximated without Unicode tables:
-/// control characters, line/paragraph separators, spaces other than U+0020, the common format
-/// characters, surrogates and private-use characters are not printable.
-fn is_printable(c: char) -> bool {
-    let u = c as u32;
-    if c == ' ' {
-        return true;
-    }
-    if c.is_control() {
-        return false;
-    }
-    !matches!(u,
-        0xA0 | 0xAD | 0x1680 | 0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x2064
-        | 0x2066..=0x206F | 0x3000 | 0xFEFF | 0xFFF9..=0xFFFB | 0xE000..=0xF8FF
-        | 0x110000.. | 0xF0000..=0x10FFFF | 0x180E | 0x061C | 0x070F)
-}
-
-/// Python's `repr(str)`: single quotes unless the text contains `'` and no `"`.
-pub fn repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_printable(c) => out.push(c),
-            c => {
-                let u = c as u32;
-                if u <= 0xFF {
-                    out.push_str(&format!("\\x{u:02x}"));
-                } else if u <= 0xFFFF {
-                    out.push_str(&format!("\\u{u:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{u:08x}"));
-                }
-            }
-        }
-    }
-    out.push(quote);
-    out
-}
-
-fn repr_bytes(b: &[u8]) -> String {
-    let quote = if b.contains(&b'\'') && !b.contains(&b'"') {
-        b'"'
-    } else {
-        b'\''
-    };
-    let mut out = String::from("b");
-    out.push(quote as char);
-    for &c in b {
-        match c {
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c as char);
-            }
-            0x20..=0x7e => out.push(c as char),
-            c => out.push_str(&format!("\\x{c:02x}")),
-        }
-    }
-    out.push(quote as char);
-    out
-}
-
-// ---------------------------------------------------------------------------------------
-// ast.literal_eval
-// ---------------------------------------------------------------------------------------
 
 /// Which Python exception `literal_eval` raised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -502,6 +14,11 @@ pub enum LiteralErrorKind {
     /// `TypeError` (an unhashable dict key or set element). Magnum does not catch it (a 500);
     /// OpenKeel reports it like the others.
     Type,
+    /// Valid Python that OpenKeel cannot represent: an integer beyond 128 bits, a
+    /// `\N{...}` escape (no Unicode name table here). The message is a syntax error's, as
+    /// OpenKeel answered before; callers that must not claim Python's behaviour (the policy
+    /// engine) report it as unsupported.
+    Unsupported,
 }
 
 /// A `literal_eval` failure; `Display` is Python's `str(exception)`.
@@ -522,8 +39,12 @@ impl fmt::Display for LiteralError {
 impl std::error::Error for LiteralError {}
 
 fn syntax(msg: impl fmt::Display, line: usize) -> LiteralError {
+    at_line(LiteralErrorKind::Syntax, msg, line)
+}
+
+fn at_line(kind: LiteralErrorKind, msg: impl fmt::Display, line: usize) -> LiteralError {
     LiteralError {
-        kind: LiteralErrorKind::Syntax,
+        kind,
         message: format!("{msg} (<unknown>, line {line})"),
         line,
     }
@@ -609,7 +130,7 @@ enum StrLit {
     FString,
     /// A literal whose decoding fails: CPython raises this when the parser builds the
     /// string, so earlier parse errors and any tokenizer error win over it.
-    Error(String),
+    Error(LiteralErrorKind, String),
 }
 
 #[derive(Debug, Clone)]
@@ -952,8 +473,7 @@ fn lex_number(chars: &[char], start: usize, line: usize) -> Result<(Tok, usize),
                 if digits.is_empty() || last_us {
                     return Err(syntax(format!("invalid {name} literal"), line));
                 }
-                let v = i128::from_str_radix(&digits, radix)
-                    .map_err(|_| syntax("integer literal too large", line))?;
+                let v = i128::from_str_radix(&digits, radix).map_err(|_| too_large(line))?;
                 return Ok((Tok::Int(v), i));
             }
         }
@@ -1029,10 +549,17 @@ fn lex_number(chars: &[char], start: usize, line: usize) -> Result<(Tok, usize),
     if text.len() > 1 && text.starts_with('0') && text.chars().any(|c| c != '0') {
         return Err(syntax("leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers", line));
     }
-    let v: i128 = text
-        .parse()
-        .map_err(|_| syntax("integer literal too large", line))?;
+    let v: i128 = text.parse().map_err(|_| too_large(line))?;
     Ok((Tok::Int(v), i))
+}
+
+/// An integer literal beyond `i128` (Python has arbitrary precision).
+fn too_large(line: usize) -> LiteralError {
+    at_line(
+        LiteralErrorKind::Unsupported,
+        "integer literal too large",
+        line,
+    )
 }
 
 /// Lex one string literal starting at the quote `chars[start]`. Returns the literal, the
@@ -1105,7 +632,10 @@ fn lex_string(
     if bytes {
         if body.iter().any(|c| !c.is_ascii()) {
             return Ok((
-                StrLit::Error("bytes can only contain ASCII literal characters".into()),
+                StrLit::Error(
+                    LiteralErrorKind::Syntax,
+                    "bytes can only contain ASCII literal characters".into(),
+                ),
                 i,
                 lines,
             ));
@@ -1123,7 +653,7 @@ fn lex_string(
     let _ = line;
     match unescape_text(&body) {
         Ok(text) => Ok((StrLit::Text(text), i, lines)),
-        Err(m) => Ok((StrLit::Error(m), i, lines)),
+        Err((kind, m)) => Ok((StrLit::Error(kind, m), i, lines)),
     }
 }
 
@@ -1133,7 +663,7 @@ fn unicode_error(pos: usize, end: usize, what: &str) -> String {
     )
 }
 
-fn unescape_text(body: &[char]) -> Result<String, String> {
+fn unescape_text(body: &[char]) -> Result<String, (LiteralErrorKind, String)> {
     let mut out = String::new();
     let mut i = 0;
     // Positions are byte offsets in the UTF-8 encoding of the literal's body.
@@ -1200,16 +730,22 @@ fn unescape_text(body: &[char]) -> Result<String, String> {
                 if hex.chars().count() < len || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
                     let good = hex.chars().take_while(char::is_ascii_hexdigit).count();
                     let end = byte_pos(i) + 1 + good;
-                    return Err(unicode_error(byte_pos(i), end, what));
+                    return Err((
+                        LiteralErrorKind::Syntax,
+                        unicode_error(byte_pos(i), end, what),
+                    ));
                 }
                 let v = u32::from_str_radix(&hex, 16).unwrap_or(0xFFFD);
                 match char::from_u32(v) {
                     Some(ch) => out.push(ch),
                     None => {
-                        return Err(unicode_error(
-                            byte_pos(i),
-                            byte_pos(i) + 1 + len,
-                            "illegal Unicode character",
+                        return Err((
+                            LiteralErrorKind::Syntax,
+                            unicode_error(
+                                byte_pos(i),
+                                byte_pos(i) + 1 + len,
+                                "illegal Unicode character",
+                            ),
                         ))
                     }
                 }
@@ -1220,10 +756,14 @@ fn unescape_text(body: &[char]) -> Result<String, String> {
                     .iter()
                     .position(|c| *c == '}')
                     .map_or(body.len(), |p| i + p);
-                return Err(unicode_error(
-                    byte_pos(i),
-                    byte_pos(end.min(body.len() - 1)),
-                    "unknown Unicode character name",
+                // CPython decodes a known name; OpenKeel has no name table.
+                return Err((
+                    LiteralErrorKind::Unsupported,
+                    unicode_error(
+                        byte_pos(i),
+                        byte_pos(end.min(body.len() - 1)),
+                        "unknown Unicode character name",
+                    ),
                 ));
             }
             other => {
@@ -1839,8 +1379,9 @@ impl Parser {
                 node = Node::Other("Subscript", line);
             } else if self.is_op(".") {
                 self.bump();
+                // `a.if`, `a.None`: a keyword is no attribute name (CPython: invalid syntax).
                 match self.bump().tok {
-                    Tok::Name(_) => {}
+                    Tok::Name(n) if !is_keyword(&n) => {}
                     _ => return Err(self.invalid()),
                 }
                 node = Node::Other("Attribute", line);
@@ -2102,7 +1643,7 @@ impl Parser {
         let mut text: Option<String> = None;
         let mut bytes: Option<Vec<u8>> = None;
         let mut fstring = false;
-        let mut error: Option<String> = None;
+        let mut error: Option<(LiteralErrorKind, String)> = None;
         // `STRING+` reads the token after the last string before the literals are decoded.
         while let Tok::Str(lit) = self.peek().clone() {
             self.bump();
@@ -2110,13 +1651,13 @@ impl Parser {
                 StrLit::Text(s) => text.get_or_insert_with(String::new).push_str(&s),
                 StrLit::Bytes(b) => bytes.get_or_insert_with(Vec::new).extend(b),
                 StrLit::FString => fstring = true,
-                StrLit::Error(m) => {
-                    error.get_or_insert(m);
+                StrLit::Error(kind, m) => {
+                    error.get_or_insert((kind, m));
                 }
             }
         }
-        if let Some(m) = error {
-            return Err(syntax(m, line));
+        if let Some((kind, m)) = error {
+            return Err(at_line(kind, m, line));
         }
         if bytes.is_some() && (text.is_some() || fstring) {
             return Err(syntax("cannot mix bytes and nonbytes literals", line));
@@ -2302,6 +1843,9 @@ mod tests {
             ("[not a 'x']", "invalid syntax. Perhaps you forgot a comma? (<unknown>, line 1)".into()),
             ("x[]", "invalid syntax (<unknown>, line 1)".into()),
             ("[1 if 2]", "expected 'else' after 'if' expression (<unknown>, line 1)".into()),
+            // A keyword is no attribute name (OpenKeel said `malformed node ... Attribute`).
+            ("{'a': x.None}", "invalid syntax (<unknown>, line 1)".into()),
+            ("a.if", "invalid syntax (<unknown>, line 1)".into()),
         ] {
             assert_eq!(err(src), want, "{src:?}");
         }
@@ -2321,32 +1865,5 @@ mod tests {
                 .to_string(),
             "malformed node or string: True"
         );
-    }
-
-    #[test]
-    fn reprs() {
-        assert_eq!(repr_str("it's"), "\"it's\"");
-        assert_eq!(repr_str("a\"b'c"), "'a\"b\\'c'");
-        assert_eq!(repr_str("tab\there\u{7}"), "'tab\\there\\x07'");
-        assert_eq!(repr_str("\u{2028}é"), "'\\u2028é'");
-        let v =
-            PyValue::from_json(&serde_json::json!({"a": [1, 2.5, true, null], "b": {"c": "d"}}));
-        assert_eq!(v.repr(), "{'a': [1, 2.5, True, None], 'b': {'c': 'd'}}");
-        assert_eq!(v.py_str(), v.repr());
-        assert_eq!(PyValue::str("x").py_str(), "x");
-        assert_eq!(PyValue::Tuple(vec![]).repr(), "()");
-        assert_eq!(PyValue::Complex(-0.0, 1.0).repr(), "(-0+1j)");
-        assert_eq!(PyValue::Float(1e16).repr(), "1e+16");
-        assert_eq!(PyValue::Int(3).class_repr(), "<class 'int'>");
-    }
-
-    #[test]
-    fn equality_and_json() {
-        assert!(PyValue::Int(1).py_eq(&PyValue::Bool(true)));
-        assert!(PyValue::Float(1.0).py_eq(&PyValue::Int(1)));
-        assert!(!PyValue::str("1").py_eq(&PyValue::Int(1)));
-        let j = serde_json::json!({"k": "v", "n": [1, "x"]});
-        assert_eq!(PyValue::from_json(&j).to_json(), Some(j));
-        assert_eq!(PyValue::Set(vec![]).to_json(), None);
     }
 }
