@@ -50,6 +50,7 @@ async fn keystone_password_auth_and_validation() {
             "compute",
             "network",
             "block-storage",
+            "load-balancer",
             "container-infra"
         ]
     );

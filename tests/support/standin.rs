@@ -12,7 +12,10 @@
 //! | `network` | `GET /`, `GET /v2.0/networks?router:external=&name=` (`networks_links`), `GET /v2.0/subnets` |
 //! | `volume` (`block-storage`) | `GET /v3/types`, `GET /v3/types/default` (from microversion 3.62, `OpenStack-API-Version: volume 3.62`; before it, and with no default type, 404 `itemNotFound`), also below `/v3/{project_id}` |
 //!
-//! The catalogue also lists `block-storage` (Cinder v3, `<base>/volume/v3`).
+//! The catalogue also lists `block-storage` (Cinder v3, `<base>/volume/v3`) and
+//! `load-balancer` (Octavia: `GET /v2/lbaas/loadbalancers`, `DELETE
+//! /v2/lbaas/loadbalancers/{id}?cascade=true`; Neutron serves `GET /v2.0/floatingips?port_id=`
+//! and `DELETE /v2.0/floatingips/{id}`).
 //! Each catalogue entry has three endpoints in [`StandInData::region`]: `public` at
 //! `<base>/<service>`, `internal` at `<base>/internal/<service>`, `admin` at
 //! `<base>/admin/<service>` (the compute entries end in `/v2.1`), so a test can tell from
