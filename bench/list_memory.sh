@@ -5,8 +5,9 @@
 #   BENCH_DB=mariadb bench/list_memory.sh    # the test MariaDB (tests/services/start.sh first)
 #   BENCH_REQUEST=show bench/list_memory.sh  # GET /v1/clusters/<uuid> instead of the list
 #   BENCH_PERF=/tmp/perf.data ...            # perf record -g of the server during the load
+#   BENCH_LIST_CONCURRENCY=1 ...          # [openkeel] list_concurrency (0: the cores)
 # Prints VmRSS at idle, VmHWM after the load, and wrk's req/s and p99. Extra server environment can be
-# given in BENCH_ENV (e.g. "OPENKEEL_LIST_CONCURRENCY=1").
+# given in BENCH_ENV.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -49,6 +50,7 @@ pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username,
     printf '[database]\nconnection = %s\n' "$URL" >>"$RUN/ok.conf" ;;
 *) echo "BENCH_DB is sqlite or mariadb" >&2; exit 1 ;;
 esac
+printf '[openkeel]\nlist_concurrency = %s\n' "${BENCH_LIST_CONCURRENCY:-0}" >>"$RUN/ok.conf"
 env ${BENCH_ENV:-} "$BIN/openkeel" --data-dir "$RUN/data" --bind "127.0.0.1:$PORT" \
     --config-file "$RUN/ok.conf" >"$RUN/server.log" 2>&1 &
 SERVER=$!

@@ -58,6 +58,9 @@ pub struct ApiState {
     pub clusters: resources::clusters::ClusterSettings,
     /// `[DEFAULT] service_down_time` (seconds; mservices' up / down state).
     pub service_down_time: u64,
+    /// Large collection pages built at once (`[openkeel] list_concurrency`,
+    /// [`pagination::list_permits`]).
+    pub list_permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl Default for ApiState {
@@ -76,6 +79,7 @@ impl Default for ApiState {
             template_settings: validation::TemplateSettings::default(),
             clusters: resources::clusters::ClusterSettings::default(),
             service_down_time: resources::mservices::DEFAULT_SERVICE_DOWN_TIME,
+            list_permits: pagination::list_permits(0),
         }
     }
 }

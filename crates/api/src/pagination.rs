@@ -364,24 +364,17 @@ pub fn next_link(
 /// Bounds how many large collection pages are built at once (the rows of a 1,000-cluster
 /// page take a few MiB; sixteen at once would make the process ten times its idle size).
 /// Requests beyond the bound wait their turn: with the CPU already busy rendering, this
-/// costs no throughput. Sized to the available cores (at least 2; `OPENKEEL_LIST_CONCURRENCY`
-/// overrides it); docs/performance.md has the measurement.
-pub async fn list_permit() -> Option<tokio::sync::SemaphorePermit<'static>> {
-    static PERMITS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-    let sem = PERMITS.get_or_init(|| {
-        let n = std::env::var("OPENKEEL_LIST_CONCURRENCY")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .filter(|n| *n > 0)
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map_or(2, |n| n.get())
-                    .max(2)
-            });
-        tokio::sync::Semaphore::new(n)
-    });
-    // The semaphore is never closed, so this only fails if it were: then run unbounded.
-    sem.acquire().await.ok()
+/// costs no throughput. `[openkeel] list_concurrency`, 0 meaning the available cores (at
+/// least 2); docs/performance.md has the measurement.
+pub fn list_permits(list_concurrency: usize) -> std::sync::Arc<tokio::sync::Semaphore> {
+    let n = if list_concurrency > 0 {
+        list_concurrency
+    } else {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .max(2)
+    };
+    std::sync::Arc::new(tokio::sync::Semaphore::new(n))
 }
 
 /// [`collection`] written straight into `json.dumps` text, one item at a time: each item's

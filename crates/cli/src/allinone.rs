@@ -586,7 +586,7 @@ pub fn api_state(
         )
     };
     Ok(openkeel_api::ApiState {
-        enable_proxy_headers_parsing: false,
+        enable_proxy_headers_parsing: config.oslo_middleware.enable_proxy_headers_parsing,
         tls: config.api.enabled_ssl,
         auth,
         auth_url: config.keystone_authtoken.www_authenticate_uri.clone(),
@@ -598,6 +598,9 @@ pub fn api_state(
         template_settings: template_settings(config),
         clusters: openkeel_api::resources::clusters::ClusterSettings::from_config(config),
         service_down_time: config.default.service_down_time.max(0) as u64,
+        list_permits: openkeel_api::pagination::list_permits(
+            usize::try_from(config.openkeel.list_concurrency).unwrap_or(0),
+        ),
     })
 }
 

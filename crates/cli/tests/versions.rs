@@ -11,8 +11,15 @@ const V1: &str = include_str!("../../api/tests/data/v1-document.json");
 const CAPTURED_HOST: &str = "127.0.0.1:9611";
 
 async fn server() -> (openkeel::allinone::Running, SocketAddr) {
+    server_with("").await
+}
+
+/// The all-in-one with `conf` as an extra configuration file.
+async fn server_with(conf: &str) -> (openkeel::allinone::Running, SocketAddr) {
     let dir = tempfile::tempdir().expect("tempdir").keep();
-    let config = openkeel::allinone::load_config(&dir, &[], &[]).expect("config");
+    let file = dir.join("extra.conf");
+    std::fs::write(&file, conf).expect("config file");
+    let config = openkeel::allinone::load_config(&dir, &[file], &[]).expect("config");
     let opts = openkeel::allinone::Options {
         bind: Some("127.0.0.1:0".parse().expect("addr")),
         config,
@@ -675,4 +682,24 @@ async fn the_conductor_heartbeat_shows_in_mservices() {
     assert_eq!(services[0]["state"], "up");
     assert_eq!(services[0]["report_count"], 1);
     srv.stop().await.expect("stop");
+}
+
+/// `[oslo_middleware] enable_proxy_headers_parsing` (oslo.middleware's `http_proxy_to_wsgi`):
+/// off by default, the links ignore `X-Forwarded-Proto` / `-Host`; on, they follow them.
+#[tokio::test]
+async fn proxy_headers_are_honoured_only_when_configured() {
+    let fwd = [
+        ("X-Forwarded-Proto", "https"),
+        ("X-Forwarded-Host", "magnum.example.com"),
+    ];
+    let (_off, addr) = server().await;
+    let r = http(addr, "GET", "/v1", &fwd, None).await.expect("GET /v1");
+    let body = String::from_utf8_lossy(&r.body).to_string();
+    assert!(body.contains(&format!("http://{addr}/v1/")), "{body}");
+    assert!(!body.contains("magnum.example.com"), "{body}");
+
+    let (_on, addr) = server_with("[oslo_middleware]\nenable_proxy_headers_parsing = true\n").await;
+    let r = http(addr, "GET", "/v1", &fwd, None).await.expect("GET /v1");
+    let body = String::from_utf8_lossy(&r.body).to_string();
+    assert!(body.contains("https://magnum.example.com/v1/"), "{body}");
 }

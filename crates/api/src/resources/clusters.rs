@@ -244,7 +244,8 @@ async fn list(state: &ApiState, req: &RequestInfo, detail: bool) -> Result<Reply
     let limit = pagination::validate_limit(params.limit, state.template_settings.max_limit)?;
     pagination::validate_sort_dir(&params.sort_dir)?;
     let dbh = database(state)?;
-    let _permit = pagination::list_permit().await;
+    // the semaphore is never closed: a failure could only mean running unbounded
+    let _permit = state.list_permits.acquire().await.ok();
     let scope = Scope::from(&ctx);
     let marker = match &params.marker {
         Some(m) => Some(cluster::get_by_uuid(dbh, &scope, m).await.map_err(db)?),

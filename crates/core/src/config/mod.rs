@@ -111,6 +111,7 @@ config_root! {
     oslo_reports: OsloReportsSection = "oslo_reports",
     oslo_versionedobjects: OsloVersionedobjectsSection = "oslo_versionedobjects",
     cors: CorsSection = "cors",
+    oslo_middleware: OsloMiddlewareSection = "oslo_middleware",
     capi_client: CapiClientSection = "capi_client",
     auto_scaling: AutoScalingSection = "auto_scaling",
     manila_client: ManilaClientSection = "manila_client",

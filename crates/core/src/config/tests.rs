@@ -53,7 +53,7 @@ fn root_fields_match_section_names() {
     for (root, group) in ROOT_GROUPS {
         assert_eq!(root, group);
     }
-    assert_eq!(Config::sections().len(), 36);
+    assert_eq!(Config::sections().len(), 37);
     assert_eq!(Config::sections()[0].name, "DEFAULT");
 }
 
@@ -102,8 +102,9 @@ fn tables_are_well_formed() {
     // plugin options keystonemiddleware loads in [keystone_authtoken], [openkeel]'s 8, and
     // the Cluster API driver's groups: magnum-cluster-api's 13 ([capi_client] 5,
     // [auto_scaling] 1, [manila_client] 7) and OpenKeel's 2 kubeconfig options and
-    // helm_binary.
-    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 3);
+    // helm_binary, [openkeel] list_concurrency, and oslo.middleware's
+    // [oslo_middleware] enable_proxy_headers_parsing (registered by magnum-api's pipeline).
+    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 3 + 2);
 }
 
 #[test]

@@ -55,5 +55,10 @@ config_section! {
         /// Seconds an operation other than a create (whose limit is the cluster's
         /// create_timeout) may stay *_IN_PROGRESS before the conductor marks it *_FAILED.
         operation_timeout: i64 = integer(3600).min(60);
+
+        /// How many large collection pages (GET /v1/clusters/detail and the like) the API
+        /// builds at once; more wait their turn (rendering is CPU-bound, and each page in
+        /// flight holds its rows in memory). 0 means the number of cores, at least 2.
+        list_concurrency: i64 = integer(0).min(0).max(1024);
     }
 }

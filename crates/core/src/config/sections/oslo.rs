@@ -444,6 +444,17 @@ config_section! {
 }
 
 config_section! {
+    /// oslo.middleware's options for the API pipeline (registered by its
+    /// `http_proxy_to_wsgi` filter in magnum-api's paste pipeline).
+    OsloMiddlewareSection = "oslo_middleware";
+    from "oslo.middleware.http_proxy_to_wsgi" {
+        /// Whether the application is behind a proxy or not. This determines if the middleware
+        /// should parse the headers or not.
+        enable_proxy_headers_parsing: bool = boolean(false);
+    }
+}
+
+config_section! {
     /// Cross-origin resource sharing options (oslo.middleware).
     CorsSection = "cors";
     from "oslo.middleware.cors" {
