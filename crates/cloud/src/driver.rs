@@ -206,14 +206,9 @@ impl KeystoneCloud {
         cluster_uuid: &str,
         timeout: Duration,
     ) -> Result<(), CallError> {
-        let lb_conn = match self.connect(ctx, Service::Octavia).await {
-            Ok(c) => c,
-            // no load-balancer service: the cluster can have none
-            Err(CallError::Build {
-                err: SessionError::Client(_),
-                ..
-            }) => return Ok(()),
-            Err(e) => return Err(e),
+        // no load-balancer service: the cluster can have none
+        let Some(lb_conn) = self.connect_if_listed(ctx, Service::Octavia).await? else {
+            return Ok(());
         };
         let list_url = join(&lb_conn.base, &["lbaas", "loadbalancers"]);
         let lbs = self
@@ -300,15 +295,10 @@ impl KeystoneCloud {
         &self,
         ctx: &RequestContext,
     ) -> Result<Option<Vec<String>>, CallError> {
-        let conn = match self.connect(ctx, Service::Cinder).await {
-            Ok(c) => c,
-            // no block-storage endpoint in the catalogue: Cinder CSI is off, as
-            // magnum-cluster-api's `is_service_enabled("volumev3" | "block-storage")`
-            Err(CallError::Build {
-                err: SessionError::Client(_),
-                ..
-            }) => return Ok(None),
-            Err(e) => return Err(e),
+        // no block-storage endpoint in the catalogue: Cinder CSI is off, as
+        // magnum-cluster-api's `is_service_enabled("volumev3" | "block-storage")`
+        let Some(conn) = self.connect_if_listed(ctx, Service::Cinder).await? else {
+            return Ok(None);
         };
         let url = join(&conn.base, &["types"]);
         let types = self.list(&conn, url, "volume_types").await?;

@@ -332,6 +332,23 @@ impl KeystoneCloud {
         })
     }
 
+    /// [`KeystoneCloud::connect`], or `None` when the catalogue has no usable endpoint for
+    /// `svc` (a cloud without that service).
+    pub(crate) async fn connect_if_listed(
+        &self,
+        ctx: &RequestContext,
+        svc: Service,
+    ) -> Result<Option<Conn>, CallError> {
+        match self.connect(ctx, svc).await {
+            Ok(c) => Ok(Some(c)),
+            Err(CallError::Build {
+                err: SessionError::Client(_),
+                ..
+            }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The catalogue URL of `service_type` for `interface` (any region), with the caller's
     /// session: keystoneauth's `session.get_endpoint(service_type=..., interface=...)`.
     pub(crate) async fn catalog_url(

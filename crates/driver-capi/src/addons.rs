@@ -577,7 +577,7 @@ fn cinder_enabled(cluster: &Cluster, inputs: &AddonInputs) -> Result<bool, Magnu
 /// A volume type's name as part of a Secret key: as it is when Kubernetes accepts it
 /// (`[-._a-zA-Z0-9]+`), as magnum-cluster-api writes it; else its RFC 1123 form (a type named
 /// `Slow HDD` makes magnum-cluster-api's Secret invalid and the create fail).
-fn secret_key_part(name: &str) -> String {
+pub fn secret_key_part(name: &str) -> String {
     if name
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
