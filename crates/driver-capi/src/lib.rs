@@ -11,6 +11,7 @@ pub mod labels;
 pub mod mgmt;
 pub mod secrets;
 pub mod status;
+pub mod topology;
 pub mod validate;
 
 pub use driver::{entry_points, CapiDriver};

@@ -11,7 +11,9 @@
 //!
 //! Every text names the verb and the object (`apply Cluster magnum-system/kube-ab12c: ...`).
 //! Writes are server-side applies with one field manager, [`FIELD_MANAGER`], forced: the driver
-//! owns what it writes, as magnum-cluster-api's create-or-replace does.
+//! owns what it writes, as magnum-cluster-api's create-or-replace does. Changes to a live
+//! `Cluster` (resize, nodegroups, upgrade) are a read, a change and a PUT on the read's
+//! `resourceVersion` ([`Mgmt::replace`]), so that nothing written in between is lost.
 
 use std::fmt;
 use std::path::Path;
@@ -19,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use openkeel_drivers::DriverError;
@@ -411,6 +413,57 @@ impl Mgmt {
         {
             Ok(o) => Ok(to_value(o)),
             Err(e) => Err(Self::error("apply", &what, &e)),
+        }
+    }
+
+    /// PUT of an object read with [`Mgmt::get`] and changed (optimistic concurrency on its
+    /// `metadata.resourceVersion`). `Ok(None)`: someone wrote it in between (409); read it
+    /// again and retry.
+    pub async fn replace(&self, kind: Kind, object: &Value) -> Result<Option<Value>, DriverError> {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let what = self.object_name(kind, name);
+        let body: DynamicObject = serde_json::from_value(object.clone()).map_err(|e| {
+            DriverError::permanent_message(format!("Kubernetes API: replace {what}: {e}"))
+        })?;
+        let api = self.api(kind);
+        let params = PostParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PostParams::default()
+        };
+        match self
+            .call("replace", &what, api.replace(name, &params, &body))
+            .await?
+        {
+            Ok(o) => Ok(Some(to_value(o))),
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(None),
+            Err(e) => Err(Self::error("replace", &what, &e)),
+        }
+    }
+
+    /// A JSON merge patch of `metadata.annotations` (`None` values remove the key).
+    pub async fn annotate(
+        &self,
+        kind: Kind,
+        name: &str,
+        annotations: &serde_json::Map<String, Value>,
+    ) -> Result<(), DriverError> {
+        let what = self.object_name(kind, name);
+        let api = self.api(kind);
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PatchParams::default()
+        };
+        let body = serde_json::json!({"metadata": {"annotations": annotations}});
+        match self
+            .call(
+                "patch",
+                &what,
+                api.patch(name, &params, &Patch::Merge(&body)),
+            )
+            .await?
+        {
+            Ok(_) => Ok(()),
+            Err(e) => Err(Self::error("patch", &what, &e)),
         }
     }
 

@@ -33,8 +33,8 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup};
-use openkeel_drivers::{DriverError, NodeGroupReport, StatusChange, StatusReport};
+use openkeel_core::objects::{Cluster, ClusterHealthStatus, ClusterStatus, NodeGroup, StringMap};
+use openkeel_drivers::{DriverError, HealthReport, NodeGroupReport, StatusChange, StatusReport};
 use serde_json::Value;
 
 /// The label CAPI puts on every object of a cluster.
@@ -551,6 +551,56 @@ pub fn derive(
         });
     }
     Ok(out)
+}
+
+/// The health monitor's answer (§7.5) from the cluster's `KubeadmControlPlane`s, Machines
+/// and, with the autoscaler, MachineDeployments: `HEALTHY` when the control plane is
+/// `Available` and every Machine `NodeHealthy`; the reason names each Machine
+/// (`<infrastructure name>.Ready`) and the API (`api`). `None` without a single control plane
+/// (magnum-cluster-api raises: the old value stays).
+pub fn health(
+    nodegroups: &[NodeGroup],
+    control_planes: &[Value],
+    machines: &[Value],
+    deployments: &[Value],
+) -> Option<HealthReport> {
+    let [kcp] = control_planes else {
+        return None;
+    };
+    let api_ok = condition_is_true(kcp, "Available");
+    let mut reason = StringMap::new();
+    let mut healthy = api_ok;
+    for m in machines {
+        let ok = condition_is_true(m, "NodeHealthy");
+        healthy &= ok;
+        let name = text(&m["spec"]["infrastructureRef"]["name"]).unwrap_or(name_of(m));
+        reason.insert(
+            format!("{name}.Ready"),
+            if ok { "True" } else { "False" }.to_string(),
+        );
+    }
+    reason.insert("api".into(), if api_ok { "ok" } else { "nok" }.to_string());
+    let mut report = HealthReport {
+        health_status: Some(if healthy {
+            ClusterHealthStatus::Healthy
+        } else {
+            ClusterHealthStatus::Unhealthy
+        }),
+        health_status_reason: Some(reason),
+        nodegroups: Vec::new(),
+    };
+    for ng in nodegroups.iter().filter(|ng| !is_master(ng)) {
+        let replicas = of_deployment(deployments, &ng.name)
+            .next()
+            .and_then(|md| md["spec"]["replicas"].as_i64())
+            .and_then(|r| i32::try_from(r).ok());
+        if let Some(r) = replicas.filter(|r| Some(*r) != ng.node_count) {
+            let mut n = NodeGroupReport::new(ng.uuid.clone());
+            n.node_count = Some(r);
+            report.nodegroups.push(n);
+        }
+    }
+    Some(report)
 }
 
 #[cfg(test)]

@@ -658,3 +658,489 @@ async fn an_unreachable_management_cluster_is_transient() {
         "{e}"
     );
 }
+
+impl Rig {
+    /// The conductor's part of an operation: the cluster `UPDATE_IN_PROGRESS`, the
+    /// nodegroup too (with its new count).
+    fn start_update(&mut self, ng: &str, count: Option<i32>) -> NodeGroup {
+        self.cluster.status = Some(ClusterStatus::UpdateInProgress);
+        let n = self
+            .nodegroups
+            .iter_mut()
+            .find(|n| n.name == ng)
+            .unwrap_or_else(|| panic!("nodegroup {ng}"));
+        n.status = Some(ClusterStatus::UpdateInProgress);
+        if let Some(c) = count {
+            n.node_count = Some(c);
+        }
+        n.clone()
+    }
+
+    async fn resize(&mut self, ng: &str, count: i32, remove: &[String]) -> Result<(), DriverError> {
+        let mut n = self.start_update(ng, Some(count));
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = self.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        self.driver
+            .resize_cluster(&ctx, &mut self.cluster, None, count, remove, &mut n)
+            .await
+            .map(|_| ())
+    }
+
+    /// The stand-in plays the providers; status ticks until the cluster is `want`.
+    async fn converge(&mut self, want: ClusterStatus) {
+        let standin = self.standin();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let _ = standin.control_plane(None).await;
+            standin.machines_ready(None).await;
+            self.tick().await.expect("tick");
+            if self.cluster.status == Some(want) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still {:?} ({:?}) after {WAIT:?}, waiting for {want:?}; nodegroups {:?}",
+                self.cluster.status,
+                self.cluster.status_reason,
+                self.nodegroups
+                    .iter()
+                    .map(|n| (&n.name, n.status))
+                    .collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    async fn capi_cluster(&self) -> Value {
+        let stack_id = self.stack_id();
+        self.list("cluster.x-k8s.io/v1beta1", "Cluster", "")
+            .await
+            .into_iter()
+            .find(|c| c["metadata"]["name"] == stack_id.as_str())
+            .expect("the Cluster")
+    }
+
+    async fn machines(&self, deployment: &str) -> Vec<Value> {
+        self.list(
+            "cluster.x-k8s.io/v1beta1",
+            "Machine",
+            &format!(
+                "cluster.x-k8s.io/cluster-name={},topology.cluster.x-k8s.io/deployment-name={deployment}",
+                self.stack_id()
+            ),
+        )
+        .await
+    }
+
+    /// Wait until the `MachineDeployment` of `deployment` asks for `replicas` (`None`: until
+    /// it is gone).
+    async fn wait_for_deployment(&self, deployment: &str, replicas: Option<i64>) {
+        let sel = format!(
+            "cluster.x-k8s.io/cluster-name={},topology.cluster.x-k8s.io/deployment-name={deployment}",
+            self.stack_id()
+        );
+        kapi::wait_for(
+            &format!("MachineDeployment {deployment} at {replicas:?}"),
+            WAIT,
+            || async {
+                let mds = self
+                    .list("cluster.x-k8s.io/v1beta1", "MachineDeployment", &sel)
+                    .await;
+                let now = mds.first().map(|md| md["spec"]["replicas"].as_i64());
+                match (replicas, now) {
+                    (None, None) => Some(()),
+                    (Some(r), Some(Some(n))) if r == n => Some(()),
+                    _ => None,
+                }
+            },
+        )
+        .await;
+    }
+}
+
+/// Part 2 on the real management cluster: resize of workers (with `nodes_to_remove`) and of
+/// the control plane, `PATCH node_count`, nodegroup create / update / delete, the health
+/// monitor and an upgrade, each converging with the real CAPI controllers and the stand-in.
+#[tokio::test]
+async fn operations_on_a_running_cluster_converge() {
+    let Some(mut r) = rig("drv-ops").await else {
+        return;
+    };
+    r.create().await.expect("create");
+    r.wait_for_topology().await;
+    let standin = r.standin();
+    kapi::wait_for("the OpenStackCluster", WAIT, || async {
+        standin.infrastructure_ready("192.0.2.11", 6443).await.ok()
+    })
+    .await;
+    r.converge(ClusterStatus::CreateComplete).await;
+
+    // health from the management cluster's view: the control plane is Available, the
+    // Machines have no node (no workload cluster here), so UNHEALTHY naming each
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let h = r
+            .driver
+            .poll_health_status(&ctx, &r.cluster)
+            .await
+            .expect("health")
+            .expect("a report");
+        assert_eq!(
+            h.health_status,
+            Some(openkeel_core::objects::ClusterHealthStatus::Unhealthy)
+        );
+        let reason = h.health_status_reason.expect("reason");
+        assert_eq!(
+            reason.get("api").map(String::as_str),
+            Some("ok"),
+            "{reason:?}"
+        );
+        let machines = r.machines("default-worker").await;
+        assert_eq!(reason.len(), machines.len() + 1, "{reason:?}");
+        for m in &machines {
+            let osm = m["spec"]["infrastructureRef"]["name"].as_str().unwrap();
+            assert_eq!(
+                reason.get(&format!("{osm}.Ready")).map(String::as_str),
+                Some("False"),
+                "{reason:?}"
+            );
+        }
+    }
+
+    // workers 1 → 2
+    r.resize("default-worker", 2, &[]).await.expect("resize up");
+    r.wait_for_deployment("default-worker", Some(2)).await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+    let machines = r.machines("default-worker").await;
+    assert_eq!(machines.len(), 2);
+
+    // a node that is not in the nodegroup: refused before anything is written
+    let e = r
+        .resize("default-worker", 1, &["no-such-server".into()])
+        .await
+        .expect_err("unknown node");
+    assert!(!e.is_transient());
+    assert!(e.message().contains("no-such-server"), "{e}");
+    r.wait_for_deployment("default-worker", Some(2)).await;
+
+    // workers 2 → 1, removing the named server
+    let victim = machines[0].clone();
+    let server = victim["spec"]["providerID"]
+        .as_str()
+        .and_then(|p| p.rsplit('/').next())
+        .expect("providerID")
+        .to_string();
+    let victim_name = victim["metadata"]["name"].as_str().unwrap().to_string();
+    r.resize("default-worker", 1, &[server])
+        .await
+        .expect("resize down");
+    r.wait_for_deployment("default-worker", Some(1)).await;
+    kapi::wait_for("the named Machine gone", WAIT, || async {
+        let left = r.machines("default-worker").await;
+        (left.len() == 1 && left[0]["metadata"]["name"] != victim_name.as_str()).then_some(())
+    })
+    .await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+
+    // the control plane 1 → 3
+    r.resize("default-master", 3, &[])
+        .await
+        .expect("control plane");
+    assert_eq!(
+        r.capi_cluster().await["spec"]["topology"]["controlPlane"]["replicas"],
+        3
+    );
+    r.converge(ClusterStatus::UpdateComplete).await;
+
+    // PATCH node_count: the default worker nodegroup's resize, followed to completion
+    {
+        r.cluster.status = Some(ClusterStatus::UpdateInProgress);
+        if let Some(w) = r.nodegroups.iter_mut().find(|n| n.name == "default-worker") {
+            w.node_count = Some(2);
+        }
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let w = r
+            .driver
+            .update_cluster(&ctx, &mut r.cluster, None, false)
+            .await
+            .expect("update_cluster");
+        assert_eq!(w.nodegroups.len(), 1);
+        assert_eq!(
+            w.nodegroups[0].status,
+            Some(ClusterStatus::UpdateInProgress)
+        );
+        for n in w.nodegroups {
+            if let Some(ng) = r.nodegroups.iter_mut().find(|x| x.uuid == n.uuid) {
+                *ng = n;
+            }
+        }
+    }
+    r.wait_for_deployment("default-worker", Some(2)).await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+
+    // a nodegroup: create, update, delete
+    let uuid = r.cluster.uuid.clone().unwrap();
+    let mut ng2 = r.nodegroups[1].clone();
+    ng2.uuid = format!("{uuid}-ng2");
+    ng2.name = "ng2".into();
+    ng2.is_default = Some(false);
+    ng2.node_count = Some(1);
+    ng2.status = Some(ClusterStatus::CreateInProgress);
+    r.nodegroups.push(ng2.clone());
+    r.cluster.status = Some(ClusterStatus::UpdateInProgress);
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        r.driver
+            .create_nodegroup(&ctx, &mut r.cluster, &mut ng2)
+            .await
+            .expect("create_nodegroup");
+        // a retried create writes nothing new
+        r.driver
+            .create_nodegroup(&ctx, &mut r.cluster, &mut ng2)
+            .await
+            .expect("create_nodegroup again");
+    }
+    assert!(r
+        .fakes
+        .calls
+        .all()
+        .iter()
+        .any(|c| c.contains(&format!("{}-ng2", r.stack_id()))));
+    r.wait_for_deployment("ng2", Some(1)).await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+    assert_eq!(
+        r.nodegroups
+            .iter()
+            .find(|n| n.name == "ng2")
+            .unwrap()
+            .status,
+        Some(ClusterStatus::CreateComplete)
+    );
+
+    let mut n = r.start_update("ng2", Some(2));
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        r.driver
+            .update_nodegroup(&ctx, &mut r.cluster, &mut n)
+            .await
+            .expect("update_nodegroup");
+    }
+    r.wait_for_deployment("ng2", Some(2)).await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+
+    // upgrade: a minor-version skip is refused and nothing is written
+    let before = r.capi_cluster().await;
+    let mut skip = template();
+    skip.uuid = Some("tmpl-skip".into());
+    skip.labels
+        .get_or_insert_with(Default::default)
+        .insert("kube_tag".into(), "v1.32.0".into());
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let mut default_worker = r.nodegroups[1].clone();
+        let e = r
+            .driver
+            .upgrade_cluster(&ctx, &mut r.cluster, &skip, 1, &mut default_worker, false)
+            .await
+            .expect_err("a skip");
+        assert_eq!(
+            e.error().kind(),
+            openkeel_core::error::ErrorKind::NotSupported,
+            "{e}"
+        );
+        assert!(r
+            .driver
+            .validate_cluster_upgrade(&r.cluster, &skip)
+            .is_err());
+    }
+    assert_eq!(
+        r.capi_cluster().await["metadata"]["resourceVersion"],
+        before["metadata"]["resourceVersion"]
+    );
+
+    // upgrade to v1.31: the control plane and the default nodegroups; ng2 keeps its version
+    let mut next = template();
+    next.uuid = Some("tmpl-next".into());
+    next.image_id = Some("ubuntu-2204-v1.31".into());
+    next.labels
+        .get_or_insert_with(Default::default)
+        .insert("kube_tag".into(), "v1.31.1".into());
+    r.cluster.status = Some(ClusterStatus::UpdateInProgress);
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let mut default_worker = r.nodegroups[1].clone();
+        let w = r
+            .driver
+            .upgrade_cluster(&ctx, &mut r.cluster, &next, 2, &mut default_worker, false)
+            .await
+            .expect("upgrade");
+        assert_eq!(r.cluster.cluster_template_id.as_deref(), Some("tmpl-next"));
+        assert_eq!(
+            r.cluster
+                .labels
+                .as_ref()
+                .unwrap()
+                .get("kube_tag")
+                .map(String::as_str),
+            Some("v1.31.1")
+        );
+        let names: Vec<&str> = w.nodegroups.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["default-master", "default-worker"]);
+        assert_eq!(
+            default_worker.image_id.as_deref(),
+            Some("ubuntu-2204-v1.31")
+        );
+        for n in w.nodegroups {
+            if let Some(ng) = r.nodegroups.iter_mut().find(|x| x.uuid == n.uuid) {
+                *ng = n;
+            }
+        }
+    }
+    let capi = r.capi_cluster().await;
+    let topo = &capi["spec"]["topology"];
+    assert_eq!(topo["version"], "v1.31.1");
+    let entry = |name: &str| {
+        topo["workers"]["machineDeployments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        entry("default-worker")["strategy"]["rollingUpdate"]["maxSurge"],
+        2
+    );
+    assert!(entry("default-worker")["metadata"]["annotations"]
+        .get("topology.cluster.x-k8s.io/defer-upgrade")
+        .is_none());
+    assert_eq!(
+        entry("ng2")["metadata"]["annotations"]["topology.cluster.x-k8s.io/defer-upgrade"],
+        ""
+    );
+    // the real topology controller takes it: the control plane moves to v1.31.1
+    let sel = format!("cluster.x-k8s.io/cluster-name={}", r.stack_id());
+    kapi::wait_for("the control plane at v1.31.1", WAIT, || async {
+        r.list(
+            "controlplane.cluster.x-k8s.io/v1beta1",
+            "KubeadmControlPlane",
+            &sel,
+        )
+        .await
+        .into_iter()
+        .next()
+        .filter(|k| k["spec"]["version"] == "v1.31.1")
+        .map(|_| ())
+    })
+    .await;
+
+    // delete ng2, then a nodegroup whose entry is gone already: both end removed
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let mut n = r
+            .nodegroups
+            .iter()
+            .find(|n| n.name == "ng2")
+            .unwrap()
+            .clone();
+        let w = r
+            .driver
+            .delete_nodegroup(&ctx, &mut r.cluster, &mut n)
+            .await
+            .expect("delete_nodegroup");
+        assert_eq!(
+            w.nodegroups[0].status,
+            Some(ClusterStatus::DeleteInProgress)
+        );
+        let w = r
+            .driver
+            .delete_nodegroup(&ctx, &mut r.cluster, &mut n)
+            .await
+            .expect("delete_nodegroup of a nodegroup already gone");
+        assert_eq!(
+            w.nodegroups[0].status,
+            Some(ClusterStatus::DeleteInProgress)
+        );
+        if let Some(x) = r.nodegroups.iter_mut().find(|x| x.name == "ng2") {
+            x.status = Some(ClusterStatus::DeleteInProgress);
+        }
+    }
+    r.wait_for_deployment("ng2", None).await;
+    let deadline = Instant::now() + WAIT;
+    while r.nodegroups.iter().any(|n| n.name == "ng2") {
+        let _ = r.tick().await;
+        assert!(
+            Instant::now() < deadline,
+            "ng2 still there: {:?}",
+            r.nodegroups
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(r
+        .fakes
+        .calls
+        .all()
+        .iter()
+        .any(|c| c == &format!("server group delete {}-ng2", r.stack_id())));
+
+    r.delete().await.expect("delete");
+    r.tick_until(ClusterStatus::DeleteComplete)
+        .await
+        .expect("DELETE_COMPLETE");
+}

@@ -464,6 +464,7 @@ impl Driver for SimulatorDriver {
         Ok(Some(HealthReport {
             health_status: Some(status),
             health_status_reason: Some(reason),
+            nodegroups: Vec::new(),
         }))
     }
 }
