@@ -446,3 +446,25 @@ async fn health_poll_reports_the_simulated_health() {
         assert_eq!(row.health_status_reason, Some(labels(&[("api", "ok")])));
     });
 }
+
+#[tokio::test]
+async fn health_poll_writes_the_node_count_the_autoscaler_set() {
+    on_every_backend!(|db| {
+        let (c, _rec) = conductor(db);
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        let uuid = ready(
+            &c,
+            db,
+            &t,
+            "scaled",
+            &[
+                ("simulator_health", "HEALTHY"),
+                ("simulator_autoscaled_node_count", "4"),
+            ],
+        )
+        .await;
+        assert_eq!(c.sync_cluster_health().await, 1);
+        let worker = ng_named(db, &uuid, "default-worker").await;
+        assert_eq!(worker.node_count, Some(4));
+    });
+}

@@ -484,3 +484,53 @@ fn preflight_checks_are_waiting_not_failures() {
         json!("InstanceCreateFailed");
     assert!(derive(&c, &ngs, &obs2, &hour_later).is_err());
 }
+
+fn machine(name: &str, osm: &str, healthy: bool) -> Value {
+    json!({"metadata": {"name": name},
+           "spec": {"infrastructureRef": {"name": osm}},
+           "status": {"conditions": [cond("NodeHealthy", if healthy { "True" } else { "False" })]}})
+}
+
+#[test]
+fn health_names_each_machine_and_the_api() {
+    let ngs = nodegroups(ClusterStatus::CreateComplete);
+    let kcp = |ok: &str| json!({"status": {"conditions": [cond("Available", ok)]}});
+    let ms = [machine("m1", "osm-1", true), machine("m2", "osm-2", true)];
+    let h = health(&ngs, &[kcp("True")], &ms, &[]).unwrap();
+    assert_eq!(h.health_status, Some(ClusterHealthStatus::Healthy));
+    let reason = h.health_status_reason.unwrap();
+    assert_eq!(
+        reason.iter().collect::<Vec<_>>(),
+        [
+            (&"osm-1.Ready".to_string(), &"True".to_string()),
+            (&"osm-2.Ready".to_string(), &"True".to_string()),
+            (&"api".to_string(), &"ok".to_string()),
+        ]
+    );
+    assert!(h.nodegroups.is_empty());
+    // one node down, or the API: unhealthy
+    let ms = [machine("m1", "osm-1", true), machine("m2", "osm-2", false)];
+    let h = health(&ngs, &[kcp("True")], &ms, &[]).unwrap();
+    assert_eq!(h.health_status, Some(ClusterHealthStatus::Unhealthy));
+    assert_eq!(h.health_status_reason.unwrap()["osm-2.Ready"], "False");
+    let h = health(&ngs, &[kcp("False")], &[], &[]).unwrap();
+    assert_eq!(h.health_status, Some(ClusterHealthStatus::Unhealthy));
+    assert_eq!(h.health_status_reason.unwrap()["api"], "nok");
+    // no control plane, or two: no answer (the old value stays)
+    assert!(health(&ngs, &[], &[], &[]).is_none());
+    assert!(health(&ngs, &[kcp("True"), kcp("True")], &[], &[]).is_none());
+}
+
+#[test]
+fn with_the_autoscaler_node_counts_follow_the_deployments() {
+    let ngs = nodegroups(ClusterStatus::UpdateComplete);
+    let kcp = json!({"status": {"conditions": [cond("Available", "True")]}});
+    let md = |name: &str, replicas: i64| json!({"metadata": {"labels": {DEPLOYMENT_NAME_LABEL: name}}, "spec": {"replicas": replicas}});
+    let h = health(&ngs, &[kcp.clone()], &[], &[md("default-worker", 5)]).unwrap();
+    assert_eq!(h.nodegroups.len(), 1);
+    assert_eq!(h.nodegroups[0].uuid, "w");
+    assert_eq!(h.nodegroups[0].node_count, Some(5));
+    // the same count: nothing to write
+    let h = health(&ngs, &[kcp], &[], &[md("default-worker", 2)]).unwrap();
+    assert!(h.nodegroups.is_empty());
+}
