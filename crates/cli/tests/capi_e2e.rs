@@ -477,27 +477,32 @@ async fn openstack_coe_cluster_api_end_to_end() {
     let c = demo.wait_status("c1", "UPDATE_COMPLETE").await;
     assert_eq!(c["node_count"], 1, "{c}");
     assert_eq!(md_replicas("default-worker").await, Some(1));
-    // a nodegroup: add, update, remove
+    // a nodegroup: add, resize, update, remove
     demo.ok(&["nodegroup", "create", "c1", "ng2", "--node-count", "1"])
         .await;
     demo.wait_status("c1", "UPDATE_COMPLETE").await;
     let ng = demo.json(&["nodegroup", "show", "c1", "ng2"]).await;
     assert_eq!(ng["status"], "CREATE_COMPLETE", "{ng}");
     assert_eq!(md_replicas("ng2").await, Some(1));
+    // its count through a resize (node_count is not PATCHable on a nodegroup), its bounds
+    // through an update
+    demo.ok(&["cluster", "resize", "c1", "2", "--nodegroup", "ng2"])
+        .await;
+    demo.wait_status("c1", "UPDATE_COMPLETE").await;
     demo.ok(&[
         "nodegroup",
         "update",
         "c1",
         "ng2",
         "replace",
-        "node_count=2",
+        "max_node_count=3",
     ])
     .await;
     demo.wait_status("c1", "UPDATE_COMPLETE").await;
     let ng = demo.json(&["nodegroup", "show", "c1", "ng2"]).await;
     assert_eq!(
-        (&ng["status"], &ng["node_count"]),
-        (&"UPDATE_COMPLETE".into(), &2.into()),
+        (&ng["status"], &ng["node_count"], &ng["max_node_count"]),
+        (&"UPDATE_COMPLETE".into(), &2.into(), &3.into()),
         "{ng}"
     );
     assert_eq!(md_replicas("ng2").await, Some(2));
@@ -566,6 +571,10 @@ async fn openstack_coe_cluster_api_end_to_end() {
         .map(|_| ())
     })
     .await;
+    // complete once the control plane and the workers run it (one at a time: batch 1)
+    let c = demo.wait_status("c1", "UPDATE_COMPLETE").await;
+    assert_eq!(c["coe_version"], "v1.31.1", "{c}");
+    assert_eq!(c["status_reason"], Value::Null, "{c}");
     player.abort();
 
     // Delete: the row, the cluster's objects and the application credential are gone.

@@ -703,6 +703,25 @@ impl Rig {
             if self.cluster.status == Some(want) {
                 return;
             }
+            if Instant::now() >= deadline {
+                let sel = format!("cluster.x-k8s.io/cluster-name={}", self.stack_id());
+                let capi = self.capi_cluster().await;
+                eprintln!("Cluster status: {:#}", capi["status"]);
+                for (v, k) in [
+                    (
+                        "controlplane.cluster.x-k8s.io/v1beta1",
+                        "KubeadmControlPlane",
+                    ),
+                    ("cluster.x-k8s.io/v1beta1", "MachineDeployment"),
+                ] {
+                    for o in self.list(v, k, &sel).await {
+                        eprintln!(
+                            "{k} {} spec {:#} status {:#}",
+                            o["metadata"]["name"], o["spec"]["replicas"], o["status"]
+                        );
+                    }
+                }
+            }
             assert!(
                 Instant::now() < deadline,
                 "still {:?} ({:?}) after {WAIT:?}, waiting for {want:?}; nodegroups {:?}",
@@ -824,8 +843,12 @@ async fn operations_on_a_running_cluster_converge() {
     r.resize("default-worker", 2, &[]).await.expect("resize up");
     r.wait_for_deployment("default-worker", Some(2)).await;
     r.converge(ClusterStatus::UpdateComplete).await;
-    let machines = r.machines("default-worker").await;
-    assert_eq!(machines.len(), 2);
+    // the real Machine controller copies each server's id from its OpenStackMachine
+    let machines = kapi::wait_for("two Machines with their servers", WAIT, || async {
+        let ms = r.machines("default-worker").await;
+        (ms.len() == 2 && ms.iter().all(|m| m["spec"]["providerID"].is_string())).then_some(ms)
+    })
+    .await;
 
     // a node that is not in the nodegroup: refused before anything is written
     let e = r
@@ -1057,7 +1080,7 @@ async fn operations_on_a_running_cluster_converge() {
             .unwrap()
     };
     assert_eq!(
-        entry("default-worker")["strategy"]["rollingUpdate"]["maxSurge"],
+        entry("default-worker")["strategy"]["rollingUpdate"]["maxUnavailable"],
         2
     );
     assert!(entry("default-worker")["metadata"]["annotations"]
@@ -1082,8 +1105,21 @@ async fn operations_on_a_running_cluster_converge() {
         .map(|_| ())
     })
     .await;
+    // the upgrade completes only once the control plane and the default workers run it
+    r.converge(ClusterStatus::UpdateComplete).await;
+    let mds = r
+        .list("cluster.x-k8s.io/v1beta1", "MachineDeployment", &sel)
+        .await;
+    let version_of = |name: &str| {
+        mds.iter()
+            .find(|m| m["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"] == name)
+            .map(|m| m["spec"]["template"]["spec"]["version"].clone())
+    };
+    assert_eq!(version_of("default-worker"), Some("v1.31.1".into()));
+    assert_eq!(version_of("ng2"), Some("v1.30.4".into()), "ng2 is deferred");
 
     // delete ng2, then a nodegroup whose entry is gone already: both end removed
+    r.cluster.status = Some(ClusterStatus::UpdateInProgress);
     {
         let req = RequestContext::default();
         let t = template();

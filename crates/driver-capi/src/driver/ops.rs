@@ -14,8 +14,9 @@
 //!   removed (magnum-cluster-api raises `HTTPNotFound`: `DELETE_FAILED` forever);
 //! * an upgrade honours `nodegroup` (the other worker nodegroups keep their version with
 //!   CAPI's `defer-upgrade` annotation until they are upgraded themselves) and
-//!   `max_batch_size` (the rolling update's `maxSurge`, with no node taken away before its
-//!   replacement is up); a minor-version skip or a downgrade, which CAPI's admission refuses
+//!   `max_batch_size` (as with Magnum's Heat driver, at most that many nodes of a nodegroup
+//!   are replaced at once: the rolling update's `maxUnavailable`, with no surge, so no extra
+//!   quota is needed); a minor-version skip or a downgrade, which CAPI's admission refuses
 //!   half-way, is refused first ([`check_upgrade`]).
 
 use openkeel_core::error::{ErrorKind, MagnumError};
@@ -78,19 +79,18 @@ pub fn check_upgrade(current: Option<&str>, target: Option<&str>) -> Result<(), 
     let (Some(c), Some(n)) = (version_of(cur), version_of(new)) else {
         return Ok(());
     };
+    // the reason first: clients show the text up to its first "." (Magnum's error title)
     let refuse = |why: &str| {
         Err(MagnumError::with_message(
             ErrorKind::NotSupported,
-            format!(
-                "Upgrading the cluster from Kubernetes {cur} to {new} is not supported: {why}."
-            ),
+            format!("{why}: the cluster's kube_tag {cur} cannot move to {new}."),
         ))
     };
     if n < c {
         return refuse("Cluster API does not downgrade Kubernetes");
     }
     if n.0 != c.0 || n.1 > c.1 + 1 {
-        return refuse("Cluster API upgrades one minor version at a time");
+        return refuse("Cluster API upgrades Kubernetes one minor version at a time");
     }
     Ok(())
 }
@@ -399,7 +399,7 @@ impl CapiDriver {
                 if targets.contains(&name.as_str()) && max_batch_size > 0 {
                     md["strategy"] = json!({
                         "type": "RollingUpdate",
-                        "rollingUpdate": {"maxSurge": max_batch_size, "maxUnavailable": 0},
+                        "rollingUpdate": {"maxSurge": 0, "maxUnavailable": max_batch_size},
                     });
                 }
             }
@@ -477,8 +477,8 @@ mod tests {
         assert_eq!(skip.kind(), ErrorKind::NotSupported);
         assert_eq!(
             skip.message(),
-            "Upgrading the cluster from Kubernetes v1.30.1 to v1.32.0 is not supported: \
-             Cluster API upgrades one minor version at a time."
+            "Cluster API upgrades Kubernetes one minor version at a time: the cluster's \
+             kube_tag v1.30.1 cannot move to v1.32.0."
         );
         let down = check_upgrade(Some("v1.31.2"), Some("v1.31.1")).unwrap_err();
         assert!(

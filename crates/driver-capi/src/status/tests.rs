@@ -534,3 +534,116 @@ fn with_the_autoscaler_node_counts_follow_the_deployments() {
     let h = health(&ngs, &[kcp], &[], &[md("default-worker", 2)]).unwrap();
     assert!(h.nodegroups.is_empty());
 }
+
+fn with_topology(mut capi: Value, generation: i64, seen: i64, status: &str, reason: &str) -> Value {
+    capi["metadata"]["generation"] = json!(generation);
+    capi["status"]["v1beta2"] = json!({"conditions": [{
+        "type": "TopologyReconciled", "status": status, "reason": reason,
+        "observedGeneration": seen,
+    }]});
+    capi
+}
+
+#[test]
+fn the_topology_must_have_carried_the_spec_through() {
+    let capi = capi_cluster(true);
+    // fixtures and older Cluster API without v1beta2 conditions
+    assert!(topology_settled(&capi));
+    assert!(topology_settled(&with_topology(
+        capi.clone(),
+        3,
+        3,
+        "True",
+        "ReconcileSucceeded"
+    )));
+    // the controller has not seen the new generation yet
+    assert!(!topology_settled(&with_topology(
+        capi.clone(),
+        4,
+        3,
+        "True",
+        "ReconcileSucceeded"
+    )));
+    // the control plane or the workers are being upgraded
+    assert!(!topology_settled(&with_topology(
+        capi.clone(),
+        4,
+        4,
+        "False",
+        "ControlPlaneUpgradePending"
+    )));
+    assert!(!topology_settled(&with_topology(
+        capi.clone(),
+        4,
+        4,
+        "False",
+        "MachineDeploymentsUpgradePending"
+    )));
+    // only nodegroups held on their version on purpose
+    assert!(topology_settled(&with_topology(
+        capi,
+        4,
+        4,
+        "False",
+        "MachineDeploymentsUpgradeDeferred"
+    )));
+}
+
+#[test]
+fn an_update_does_not_complete_before_the_topology_took_it() {
+    let cluster = cluster(ClusterStatus::UpdateInProgress);
+    let ngs = nodegroups(ClusterStatus::UpdateInProgress);
+    let mut obs = Observed {
+        cluster: Some(with_topology(
+            capi_cluster(true),
+            5,
+            4,
+            "True",
+            "ReconcileSucceeded",
+        )),
+        control_planes: vec![json!({"status": {
+            "observedGeneration": 2, "replicas": 3, "updatedReplicas": 3, "ready": true,
+        }})],
+        ..Observed::default()
+    };
+    let failures = Failures::now(Duration::from_secs(60));
+    let d = derive(&cluster, &ngs, &obs, &failures).unwrap();
+    assert!(d.report.nodegroups.is_empty(), "{:?}", d.report.nodegroups);
+    assert_eq!(d.report.status, None);
+    // CAPI's own account of what it is doing is the reason
+    obs.cluster = Some(with_topology(
+        capi_cluster(true),
+        5,
+        5,
+        "False",
+        "ClusterUpgrading",
+    ));
+    obs.cluster.as_mut().unwrap()["status"]["v1beta2"]["conditions"][0]["message"] =
+        json!("Cluster is upgrading to v1.31.1\n  * MachineDeployment md-1 upgrading");
+    let d = derive(&cluster, &ngs, &obs, &failures).unwrap();
+    assert!(d.report.nodegroups.is_empty());
+    assert_eq!(
+        d.report.status,
+        Some(StatusChange {
+            status: ClusterStatus::UpdateInProgress,
+            reason: Some(
+                "CAPI Cluster status: ClusterUpgrading: Cluster is upgrading to v1.31.1 * \
+                 MachineDeployment md-1 upgrading"
+                    .into()
+            ),
+        })
+    );
+    // once it did, the control plane completes
+    obs.cluster = Some(with_topology(
+        capi_cluster(true),
+        5,
+        5,
+        "True",
+        "ReconcileSucceeded",
+    ));
+    let d = derive(&cluster, &ngs, &obs, &failures).unwrap();
+    assert_eq!(
+        d.report.nodegroups[0].status.as_ref().map(|c| c.status),
+        Some(ClusterStatus::UpdateComplete)
+    );
+}
