@@ -526,7 +526,13 @@ fn with_the_autoscaler_node_counts_follow_the_deployments() {
     let ngs = nodegroups(ClusterStatus::UpdateComplete);
     let kcp = json!({"status": {"conditions": [cond("Available", "True")]}});
     let md = |name: &str, replicas: i64| json!({"metadata": {"labels": {DEPLOYMENT_NAME_LABEL: name}}, "spec": {"replicas": replicas}});
-    let h = health(&ngs, &[kcp.clone()], &[], &[md("default-worker", 5)]).unwrap();
+    let h = health(
+        &ngs,
+        std::slice::from_ref(&kcp),
+        &[],
+        &[md("default-worker", 5)],
+    )
+    .unwrap();
     assert_eq!(h.nodegroups.len(), 1);
     assert_eq!(h.nodegroups[0].uuid, "w");
     assert_eq!(h.nodegroups[0].node_count, Some(5));
