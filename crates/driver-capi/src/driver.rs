@@ -109,6 +109,8 @@ pub struct Settings {
     /// `[cluster] pre_delete_lb_timeout`: how long a delete waits for the cluster's Octavia
     /// load balancers to go.
     pub pre_delete_lb_timeout: Duration,
+    /// `[auto_scaling] image_repository`: where the cluster autoscaler's image comes from.
+    pub autoscaler_repository: String,
 }
 
 impl Settings {
@@ -135,6 +137,7 @@ impl Settings {
             pre_delete_lb_timeout: Duration::from_secs(
                 config.cluster.pre_delete_lb_timeout.max(0).unsigned_abs(),
             ),
+            autoscaler_repository: config.auto_scaling.image_repository.clone(),
         }
     }
 }
@@ -670,6 +673,7 @@ impl CapiDriver {
                 .await?;
         }
         let m = self.mgmt().await?;
+        self.remove_autoscaler(m, cluster).await?;
         self.delete_addons(m, cluster, &stack_id).await?;
         m.delete(mgmt::CLUSTER, &stack_id).await?;
         Ok(Writes::none())
@@ -702,6 +706,7 @@ impl CapiDriver {
                     .await?;
             }
             self.delete_addons(m, cluster, &stack_id).await?;
+            self.remove_autoscaler(m, cluster).await?;
             let cloud = self.cloud()?;
             cloud.delete_server_group(ctx.request, &stack_id).await?;
             for ng in ctx
@@ -826,6 +831,16 @@ impl CapiDriver {
                     self.cloud()?.delete_server_group(ctx.request, name).await?;
                 }
             }
+        }
+        // the autoscaler once the cluster is up (magnum-cluster-api: on every poll of a
+        // ready, creating cluster; its API must answer first, F16)
+        let completes = derived
+            .report
+            .status
+            .as_ref()
+            .is_some_and(|s| s.status == ClusterStatus::CreateComplete);
+        if completes {
+            self.install_autoscaler(self.mgmt().await?, cluster).await?;
         }
         Ok(derived.report)
     }

@@ -2,6 +2,7 @@
 //! points of magnum-cluster-api), writing the management cluster's objects with kube-rs.
 
 pub mod addons;
+pub mod autoscaler;
 mod calico_manifests;
 pub mod cluster;
 pub mod clusterclass;

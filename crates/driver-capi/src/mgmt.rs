@@ -135,8 +135,57 @@ pub const CLUSTER_RESOURCE_SET: Kind = Kind::new(
     true,
 );
 
+pub const SERVICE_ACCOUNT: Kind = Kind::new("v1", "ServiceAccount", "serviceaccounts", true);
+pub const SERVICE: Kind = Kind::new("v1", "Service", "services", true);
+pub const DEPLOYMENT: Kind = Kind::new("apps/v1", "Deployment", "deployments", true);
+pub const POD_DISRUPTION_BUDGET: Kind = Kind::new(
+    "policy/v1",
+    "PodDisruptionBudget",
+    "poddisruptionbudgets",
+    true,
+);
+pub const ROLE: Kind = Kind::new("rbac.authorization.k8s.io/v1", "Role", "roles", true);
+pub const ROLE_BINDING: Kind = Kind::new(
+    "rbac.authorization.k8s.io/v1",
+    "RoleBinding",
+    "rolebindings",
+    true,
+);
+pub const CLUSTER_ROLE: Kind = Kind::new(
+    "rbac.authorization.k8s.io/v1",
+    "ClusterRole",
+    "clusterroles",
+    false,
+);
+pub const CLUSTER_ROLE_BINDING: Kind = Kind::new(
+    "rbac.authorization.k8s.io/v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    false,
+);
+
+/// The kinds of the cluster autoscaler's chart, in the order they are deleted.
+pub const AUTOSCALER_KINDS: &[Kind] = &[
+    DEPLOYMENT,
+    SERVICE,
+    POD_DISRUPTION_BUDGET,
+    ROLE_BINDING,
+    ROLE,
+    CLUSTER_ROLE_BINDING,
+    CLUSTER_ROLE,
+    SERVICE_ACCOUNT,
+];
+
 /// Every kind the driver writes, for [`Kind::of`].
 const WRITTEN: &[Kind] = &[
+    SERVICE_ACCOUNT,
+    SERVICE,
+    DEPLOYMENT,
+    POD_DISRUPTION_BUDGET,
+    ROLE,
+    ROLE_BINDING,
+    CLUSTER_ROLE,
+    CLUSTER_ROLE_BINDING,
     NAMESPACE,
     SECRET,
     CLUSTER,

@@ -736,6 +736,13 @@ impl Rig {
         }
     }
 
+    async fn object(&self, api_version: &str, kind: &str, name: &str) -> Option<Value> {
+        self.list(api_version, kind, "")
+            .await
+            .into_iter()
+            .find(|o| o["metadata"]["name"] == name)
+    }
+
     async fn capi_cluster(&self) -> Value {
         let stack_id = self.stack_id();
         self.list("cluster.x-k8s.io/v1beta1", "Cluster", "")
@@ -958,6 +965,22 @@ async fn operations_on_a_running_cluster_converge() {
         .any(|c| c.contains(&format!("{}-ng2", r.stack_id()))));
     r.wait_for_deployment("ng2", Some(1)).await;
     r.converge(ClusterStatus::UpdateComplete).await;
+    // auto-healing (on by default): a MachineHealthCheck for the control plane and for each
+    // nodegroup, made by CAPI from the topology
+    let mhcs = kapi::wait_for("three MachineHealthChecks", WAIT, || async {
+        let m = r
+            .list(
+                "cluster.x-k8s.io/v1beta1",
+                "MachineHealthCheck",
+                &format!("cluster.x-k8s.io/cluster-name={}", r.stack_id()),
+            )
+            .await;
+        (m.len() == 3).then_some(m)
+    })
+    .await;
+    assert!(mhcs.iter().any(|m| m["spec"]["selector"]["matchLabels"]
+        ["topology.cluster.x-k8s.io/deployment-name"]
+        == "ng2"));
     assert_eq!(
         r.nodegroups
             .iter()
@@ -1176,6 +1199,165 @@ async fn operations_on_a_running_cluster_converge() {
         .any(|c| c == &format!("server group delete {}-ng2", r.stack_id())));
 
     r.delete().await.expect("delete");
+    r.tick_until(ClusterStatus::DeleteComplete)
+        .await
+        .expect("DELETE_COMPLETE");
+}
+
+/// `auto_scaling_enabled`: the topology entries carry the autoscaler's bounds instead of
+/// replicas, the autoscaler (magnum-cluster-api's chart, rendered by the real helm) is written
+/// once the cluster is up, the health monitor brings the autoscaler's replicas back as
+/// `node_count`, and the delete removes the autoscaler.
+#[tokio::test]
+async fn an_autoscaled_cluster_runs_the_autoscaler() {
+    let Some(mut r) = rig("drv-autoscale").await else {
+        return;
+    };
+    let l = r.cluster.labels.get_or_insert_with(Default::default);
+    l.insert("auto_scaling_enabled".into(), "true".into());
+    l.insert("auto_healing_enabled".into(), "false".into());
+    for ng in &mut r.nodegroups {
+        ng.labels
+            .get_or_insert_with(Default::default)
+            .insert("auto_scaling_enabled".into(), "true".into());
+        if ng.role.as_deref() == Some("worker") {
+            ng.min_node_count = Some(1);
+            ng.max_node_count = Some(3);
+        }
+    }
+    r.create().await.expect("create");
+    let capi = r.capi_cluster().await;
+    let entry = &capi["spec"]["topology"]["workers"]["machineDeployments"][0];
+    assert!(entry.get("replicas").is_none(), "{entry:#}");
+    let ann = &entry["metadata"]["annotations"];
+    assert_eq!(
+        ann["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"],
+        "1"
+    );
+    assert_eq!(
+        ann["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"],
+        "3"
+    );
+    r.wait_for_topology().await;
+    let standin = r.standin();
+    kapi::wait_for("the OpenStackCluster", WAIT, || async {
+        standin.infrastructure_ready("192.0.2.12", 6443).await.ok()
+    })
+    .await;
+    let name = format!("{}-autoscaler", r.stack_id());
+    // not before the cluster is up (F16)
+    r.tick().await.expect("tick");
+    assert!(r.object("apps/v1", "Deployment", &name).await.is_none());
+    r.converge(ClusterStatus::CreateComplete).await;
+    // auto_healing_enabled=false: CAPI makes no MachineHealthCheck
+    let mhcs = r
+        .list(
+            "cluster.x-k8s.io/v1beta1",
+            "MachineHealthCheck",
+            &format!("cluster.x-k8s.io/cluster-name={}", r.stack_id()),
+        )
+        .await;
+    assert!(mhcs.is_empty(), "{mhcs:#?}");
+    let d = r
+        .object("apps/v1", "Deployment", &name)
+        .await
+        .expect("the autoscaler's Deployment");
+    let c = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        c["image"],
+        "registry.k8s.io/autoscaling/cluster-autoscaler:v1.30.7"
+    );
+    let args: Vec<&str> = c["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        args.contains(
+            &format!(
+                "--node-group-auto-discovery=clusterapi:clusterName={}",
+                r.stack_id()
+            )
+            .as_str()
+        ),
+        "{args:?}"
+    );
+    assert!(
+        args.contains(&"--enforce-node-group-min-size=true"),
+        "{args:?}"
+    );
+    for (v, k) in [
+        ("v1", "ServiceAccount"),
+        ("rbac.authorization.k8s.io/v1", "Role"),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ] {
+        assert!(r.names(v, k).await.contains(&name), "{k}");
+    }
+
+    // the autoscaler scales the MachineDeployment: node_count follows
+    let sel = format!(
+        "cluster.x-k8s.io/cluster-name={},topology.cluster.x-k8s.io/deployment-name=default-worker",
+        r.stack_id()
+    );
+    let md = r
+        .list("cluster.x-k8s.io/v1beta1", "MachineDeployment", &sel)
+        .await
+        .remove(0);
+    let md_name = md["metadata"]["name"].as_str().unwrap().to_string();
+    let api = kapi::dynamic_api(
+        &r.client,
+        &r.ns,
+        "cluster.x-k8s.io/v1beta1",
+        "MachineDeployment",
+    )
+    .await;
+    let body = serde_json::json!({"spec": {"replicas": 2}});
+    let (pp, patch) = (
+        kube::api::PatchParams::default(),
+        kube::api::Patch::Merge(&body),
+    );
+    kapi::retry_transient("scale the MachineDeployment", || {
+        api.patch(&md_name, &pp, &patch)
+    })
+    .await
+    .expect("scale");
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let h = r
+            .driver
+            .poll_health_status(&ctx, &r.cluster)
+            .await
+            .expect("health")
+            .expect("a report");
+        let worker = r
+            .nodegroups
+            .iter()
+            .find(|n| n.name == "default-worker")
+            .unwrap();
+        assert_eq!(h.nodegroups.len(), 1, "{:?}", h.nodegroups);
+        assert_eq!(h.nodegroups[0].uuid, worker.uuid);
+        assert_eq!(h.nodegroups[0].node_count, Some(2));
+    }
+
+    r.delete().await.expect("delete");
+    assert!(r.object("apps/v1", "Deployment", &name).await.is_none());
+    for (v, k) in [
+        ("v1", "ServiceAccount"),
+        ("rbac.authorization.k8s.io/v1", "Role"),
+    ] {
+        assert!(!r.names(v, k).await.contains(&name), "{k} left");
+    }
+    let cluster_roles: kube::Api<k8s_openapi::api::rbac::v1::ClusterRole> =
+        kube::Api::all(r.client.clone());
+    assert!(cluster_roles.get_opt(&name).await.unwrap().is_none());
     r.tick_until(ClusterStatus::DeleteComplete)
         .await
         .expect("DELETE_COMPLETE");

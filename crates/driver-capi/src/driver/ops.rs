@@ -27,6 +27,7 @@ use openkeel_drivers::{DriverContext, DriverError, DriverResult, HealthReport, W
 use serde_json::{json, Map, Value};
 
 use super::{credential_of, flavor, image_of, master_image, worker_flavor_of, CapiDriver};
+use crate::autoscaler;
 use crate::cluster::{self, Lookups, NodeGroupLookups};
 use crate::labels::Labels;
 use crate::mgmt::{self, Mgmt};
@@ -95,7 +96,51 @@ pub fn check_upgrade(current: Option<&str>, target: Option<&str>) -> Result<(), 
     Ok(())
 }
 
+/// Whether the cluster runs the cluster autoscaler (its `auto_scaling_enabled` label).
+pub(super) fn auto_scaling(cluster: &Cluster) -> bool {
+    Labels::new(cluster.labels.as_ref())
+        .bool_or("auto_scaling_enabled", false)
+        .unwrap_or(false)
+}
+
 impl CapiDriver {
+    /// The cluster autoscaler of an auto-scaled cluster (spec §9): rendered for its
+    /// `kube_tag` and applied in the management cluster. Nothing for other clusters.
+    pub(super) async fn install_autoscaler(&self, m: &Mgmt, cluster: &Cluster) -> DriverResult<()> {
+        if !auto_scaling(cluster) {
+            return Ok(());
+        }
+        let stack_id = stack_id_of(cluster)?;
+        let kube_tag = Labels::new(cluster.labels.as_ref()).str_or("kube_tag", "");
+        let release = autoscaler::release(
+            &stack_id,
+            &self.settings.namespace,
+            &kube_tag,
+            &self.settings.autoscaler_repository,
+        )?;
+        let rendered = self.renderer.render(&release).await?;
+        for object in autoscaler::objects(&rendered)? {
+            m.apply(&object).await?;
+        }
+        tracing::info!(stack_id = %stack_id, "cluster autoscaler written");
+        Ok(())
+    }
+
+    /// The autoscaler's objects (all named `<stack_id>-autoscaler`); what is gone is fine.
+    pub(super) async fn remove_autoscaler(&self, m: &Mgmt, cluster: &Cluster) -> DriverResult<()> {
+        let Some(stack_id) = cluster.stack_id.as_deref().filter(|s| !s.is_empty()) else {
+            return Ok(());
+        };
+        if !auto_scaling(cluster) {
+            return Ok(());
+        }
+        let name = format!("{stack_id}-autoscaler");
+        for kind in mgmt::AUTOSCALER_KINDS {
+            m.delete(*kind, &name).await?;
+        }
+        Ok(())
+    }
+
     /// Read the live `Cluster`, let `change` alter it, PUT it when it changed (again on a
     /// conflict). Returns whether anything was written.
     async fn change_cluster(
@@ -420,6 +465,8 @@ impl CapiDriver {
             Ok(*live != before)
         })
         .await?;
+        // the autoscaler follows the new Kubernetes version
+        self.install_autoscaler(m, &upgraded).await?;
         *cluster = upgraded;
         Ok(writes)
     }
@@ -446,10 +493,7 @@ impl CapiDriver {
             m.list(mgmt::KUBEADM_CONTROL_PLANE, &selector, ""),
             m.list(mgmt::MACHINE, &selector, ""),
         )?;
-        let auto_scaling = Labels::new(cluster.labels.as_ref())
-            .bool_or("auto_scaling_enabled", false)
-            .unwrap_or(false);
-        let deployments = if auto_scaling {
+        let deployments = if auto_scaling(cluster) {
             m.list(mgmt::MACHINE_DEPLOYMENT, &selector, "").await?
         } else {
             Vec::new()
