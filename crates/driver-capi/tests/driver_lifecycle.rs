@@ -47,6 +47,8 @@ struct Rig {
     ticks: Vec<(Option<ClusterStatus>, u64)>,
     cluster: Cluster,
     nodegroups: Vec<NodeGroup>,
+    /// Per operation: its name, requests to the management cluster, wall time of the call.
+    ops: Vec<(String, u64, Duration)>,
 }
 
 /// A driver that builds its own client from the rig's kubeconfig, in a fresh namespace.
@@ -69,6 +71,7 @@ async fn rig(prefix: &str) -> Option<Rig> {
         ticks: Vec::new(),
         cluster: cluster(&uuid),
         nodegroups: nodegroups(&uuid),
+        ops: Vec::new(),
     })
 }
 
@@ -692,6 +695,21 @@ impl Rig {
             .map(|_| ())
     }
 
+    /// Requests made to the management cluster so far.
+    async fn requests(&self) -> u64 {
+        self.inner
+            .mgmt()
+            .await
+            .map(|m| m.request_count())
+            .unwrap_or(0)
+    }
+
+    /// Record an operation that started at `t0` after `before` requests.
+    async fn record(&mut self, op: &str, before: u64, t0: Instant) {
+        let n = self.requests().await - before;
+        self.ops.push((op.to_string(), n, t0.elapsed()));
+    }
+
     /// The stand-in plays the providers; status ticks until the cluster is `want`.
     async fn converge(&mut self, want: ClusterStatus) {
         let standin = self.standin();
@@ -847,7 +865,9 @@ async fn operations_on_a_running_cluster_converge() {
     }
 
     // workers 1 → 2
+    let (n0, t0) = (r.requests().await, Instant::now());
     r.resize("default-worker", 2, &[]).await.expect("resize up");
+    r.record("resize workers 1 → 2", n0, t0).await;
     r.wait_for_deployment("default-worker", Some(2)).await;
     r.converge(ClusterStatus::UpdateComplete).await;
     // the real Machine controller copies each server's id from its OpenStackMachine
@@ -874,9 +894,12 @@ async fn operations_on_a_running_cluster_converge() {
         .expect("providerID")
         .to_string();
     let victim_name = victim["metadata"]["name"].as_str().unwrap().to_string();
+    let (n0, t0) = (r.requests().await, Instant::now());
     r.resize("default-worker", 1, &[server])
         .await
         .expect("resize down");
+    r.record("resize workers 2 → 1 with nodes_to_remove", n0, t0)
+        .await;
     r.wait_for_deployment("default-worker", Some(1)).await;
     kapi::wait_for("the named Machine gone", WAIT, || async {
         let left = r.machines("default-worker").await;
@@ -886,9 +909,11 @@ async fn operations_on_a_running_cluster_converge() {
     r.converge(ClusterStatus::UpdateComplete).await;
 
     // the control plane 1 → 3
+    let (n0, t0) = (r.requests().await, Instant::now());
     r.resize("default-master", 3, &[])
         .await
         .expect("control plane");
+    r.record("resize control plane 1 → 3", n0, t0).await;
     assert_eq!(
         r.capi_cluster().await["spec"]["topology"]["controlPlane"]["replicas"],
         3
@@ -909,11 +934,13 @@ async fn operations_on_a_running_cluster_converge() {
             template: &t,
             nodegroups: &ngs,
         };
+        let (n0, t0) = (r.requests().await, Instant::now());
         let w = r
             .driver
             .update_cluster(&ctx, &mut r.cluster, None, false)
             .await
             .expect("update_cluster");
+        r.record("PATCH node_count 1 → 2", n0, t0).await;
         assert_eq!(w.nodegroups.len(), 1);
         assert_eq!(
             w.nodegroups[0].status,
@@ -947,15 +974,20 @@ async fn operations_on_a_running_cluster_converge() {
             template: &t,
             nodegroups: &ngs,
         };
+        let (n0, t0) = (r.requests().await, Instant::now());
         r.driver
             .create_nodegroup(&ctx, &mut r.cluster, &mut ng2)
             .await
             .expect("create_nodegroup");
+        r.record("nodegroup create", n0, t0).await;
+        let (n0, t0) = (r.requests().await, Instant::now());
         // a retried create writes nothing new
         r.driver
             .create_nodegroup(&ctx, &mut r.cluster, &mut ng2)
             .await
             .expect("create_nodegroup again");
+        r.record("nodegroup create again (nothing to change)", n0, t0)
+            .await;
     }
     assert!(r
         .fakes
@@ -1000,10 +1032,12 @@ async fn operations_on_a_running_cluster_converge() {
             template: &t,
             nodegroups: &ngs,
         };
+        let (n0, t0) = (r.requests().await, Instant::now());
         r.driver
             .update_nodegroup(&ctx, &mut r.cluster, &mut n)
             .await
             .expect("update_nodegroup");
+        r.record("nodegroup update (resize 1 → 2)", n0, t0).await;
     }
     r.wait_for_deployment("ng2", Some(2)).await;
     r.converge(ClusterStatus::UpdateComplete).await;
@@ -1063,11 +1097,14 @@ async fn operations_on_a_running_cluster_converge() {
             nodegroups: &ngs,
         };
         let mut default_worker = r.nodegroups[1].clone();
+        let (n0, t0) = (r.requests().await, Instant::now());
         let w = r
             .driver
             .upgrade_cluster(&ctx, &mut r.cluster, &next, 2, &mut default_worker, false)
             .await
             .expect("upgrade");
+        r.record("upgrade v1.30.4 → v1.31.1 (addons rendered again)", n0, t0)
+            .await;
         assert_eq!(r.cluster.cluster_template_id.as_deref(), Some("tmpl-next"));
         assert_eq!(
             r.cluster
@@ -1158,11 +1195,13 @@ async fn operations_on_a_running_cluster_converge() {
             .find(|n| n.name == "ng2")
             .unwrap()
             .clone();
+        let (n0, t0) = (r.requests().await, Instant::now());
         let w = r
             .driver
             .delete_nodegroup(&ctx, &mut r.cluster, &mut n)
             .await
             .expect("delete_nodegroup");
+        r.record("nodegroup delete", n0, t0).await;
         assert_eq!(
             w.nodegroups[0].status,
             Some(ClusterStatus::DeleteInProgress)
@@ -1198,6 +1237,21 @@ async fn operations_on_a_running_cluster_converge() {
         .iter()
         .any(|c| c == &format!("server group delete {}-ng2", r.stack_id())));
 
+    // requests to the management cluster per operation (magnum-cluster-api: spec §4.4–4.6)
+    eprintln!("| operation | requests | wall time of the driver call |");
+    for (op, n, t) in &r.ops {
+        eprintln!("| {op} | {n} | {} ms |", t.as_millis());
+    }
+    for (op, n, _) in &r.ops {
+        let bound = if op.starts_with("upgrade") {
+            16
+        } else if op.contains("nodes_to_remove") {
+            4
+        } else {
+            2
+        };
+        assert!(*n <= bound, "{op}: {n} requests");
+    }
     r.delete().await.expect("delete");
     r.tick_until(ClusterStatus::DeleteComplete)
         .await
