@@ -61,6 +61,8 @@ pub struct ApiState {
     /// Large collection pages built at once (`[openkeel] list_concurrency`,
     /// [`pagination::list_permits`]).
     pub list_permits: Arc<tokio::sync::Semaphore>,
+    /// Cluster creates cast but not inserted yet, counted by the quota check.
+    pub pending_creates: Arc<resources::clusters::PendingCreates>,
 }
 
 impl Default for ApiState {
@@ -80,6 +82,7 @@ impl Default for ApiState {
             clusters: resources::clusters::ClusterSettings::default(),
             service_down_time: resources::mservices::DEFAULT_SERVICE_DOWN_TIME,
             list_permits: pagination::list_permits(0),
+            pending_creates: Arc::default(),
         }
     }
 }

@@ -601,6 +601,7 @@ pub fn api_state(
         list_permits: openkeel_api::pagination::list_permits(
             usize::try_from(config.openkeel.list_concurrency).unwrap_or(0),
         ),
+        pending_creates: Default::default(),
     })
 }
 

@@ -417,6 +417,29 @@ pub async fn count(db: &Database, scope: &Scope, filters: &ClusterFilters) -> Re
     record::count_where::<Cluster>(&mut c.conn(), &w).await
 }
 
+/// Which of `uuids` have a cluster row (in any project): one statement.
+pub async fn existing_uuids(db: &Database, uuids: &[String]) -> Result<Vec<String>, DbError> {
+    if uuids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut w = Where::new();
+    w.in_list(
+        "uuid",
+        uuids.iter().map(|u| Val::from(u.as_str())).collect(),
+    );
+    let mut c = db.acquire().await?;
+    let mut conn = c.conn();
+    let sql = format!("SELECT {} FROM {}{}", q("uuid"), q("cluster"), w.sql());
+    let rows = conn.fetch_all(&sql, w.args()).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        if let Some(u) = r.opt_string_at(0)? {
+            out.push(u);
+        }
+    }
+    Ok(out)
+}
+
 /// `get_cluster_stats`: the number of clusters and the sum of all nodegroups' `node_count`
 /// (masters included, 0 when there are none), of `project_id` when given (and not empty),
 /// else of everything. Not scoped by the caller (the API checks policy first).

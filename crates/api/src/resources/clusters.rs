@@ -41,8 +41,9 @@ use wsme::Fields;
 pub struct ClusterSettings {
     /// `[quotas] max_clusters_per_project`.
     pub max_clusters_per_project: i64,
-    /// How long a create holds its project's quota lock waiting for the conductor to insert
-    /// the cluster (10 s; tests whose conductor records casts without inserting use zero).
+    /// How long a create the conductor has not inserted yet still counts against its
+    /// project's quota (10 s; tests whose conductor records casts without inserting use
+    /// zero).
     pub insert_wait: std::time::Duration,
 }
 
@@ -493,8 +494,10 @@ async fn create_cluster(
     // _post
     request::enforce(state, ctx, "cluster:create", None)?;
     // Magnum counts the project's clusters and then casts: concurrent creates all pass the
-    // count before any is inserted and the quota is exceeded. Here the count, the cast and
-    // the conductor's insert happen under one lock per project (docs/differences.md).
+    // count before any is inserted and the quota is exceeded. Here the count and the cast
+    // happen under one lock per project, and the count includes this process's creates that
+    // were cast but not inserted yet ([`PendingCreates`]; docs/differences.md). The lock is
+    // not held while the conductor inserts, so creates do not queue behind the conductor.
     let project = ctx.project_id.clone().unwrap_or_default();
     let lock = openkeel_db::lock::named_lock(
         database(state)?,
@@ -502,43 +505,78 @@ async fn create_cluster(
         QUOTA_LOCK_TIMEOUT,
     )
     .await
-    .map_err(db)?;
+    .map_err(|e| match e {
+        // other creates of the project hold it, waiting on the broker: a 503, to be retried
+        openkeel_db::DbError::Conflict(_) => ApiError::from(MagnumError::new(
+            ErrorKind::ServiceUnavailable,
+            &[(
+                "msg",
+                &"Too many cluster creates of this project are waiting for the conductor; try again.",
+            )],
+        )),
+        other => db(other),
+    })?;
     let result = quota_checked_create(state, ctx, c, &template, node_count).await;
     if let Ok((_, uuid)) = &result {
-        wait_for_insert(state, ctx, uuid).await;
+        state.pending_creates.add(&project, uuid);
     }
     lock.release().await;
     result.map(|(reply, _)| reply)
 }
 
-/// How long a create waits for another create of the same project to finish its count.
+/// How long a create waits for another create of the same project to finish its count and
+/// cast.
 const QUOTA_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-/// How long the quota lock waits for the conductor to insert the cluster it was sent
-/// (the default of [`ClusterSettings::insert_wait`]).
+/// How long a cast create whose row the conductor has not inserted yet still counts against
+/// its project's quota (the default of [`ClusterSettings::insert_wait`]).
 const INSERT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Wait (bounded) until the conductor has inserted `uuid`: from then on the next create's
-/// count includes it. The conductor inserts first thing in `cluster_create`, so this is
-/// normally a few milliseconds; a conductor that is away costs at most
-/// [`ClusterSettings::insert_wait`].
-async fn wait_for_insert(state: &ApiState, ctx: &RequestContext, uuid: &str) {
-    let Ok(dbh) = database(state) else { return };
-    let scope = Scope::from(ctx);
-    let deadline = tokio::time::Instant::now() + state.clusters.insert_wait;
-    let mut pause = std::time::Duration::from_millis(2);
-    loop {
-        if cluster::get_by_uuid(dbh, &scope, uuid).await.is_ok() {
-            return;
+/// The creates this API process cast whose rows the conductor may not have inserted yet, per
+/// project. The next create of the project counts them with the project's clusters (those
+/// found in the database meanwhile are dropped, so nothing counts twice), which keeps the
+/// quota exact without holding the project's lock until the conductor has inserted. An entry
+/// older than [`ClusterSettings::insert_wait`] no longer counts (a conductor that never
+/// inserts must not hold the quota).
+#[derive(Debug, Default)]
+pub struct PendingCreates(
+    std::sync::Mutex<std::collections::HashMap<String, Vec<(String, std::time::Instant)>>>,
+);
+
+impl PendingCreates {
+    fn add(&self, project: &str, uuid: &str) {
+        if let Ok(mut m) = self.0.lock() {
+            m.entry(project.to_string())
+                .or_default()
+                .push((uuid.to_string(), std::time::Instant::now()));
         }
-        if tokio::time::Instant::now() >= deadline {
-            tracing::warn!(
-                cluster = uuid,
-                "the conductor has not inserted the new cluster yet; releasing the quota lock"
-            );
-            return;
+    }
+
+    /// The project's entries younger than `max_age` (older ones are dropped).
+    fn of(&self, project: &str, max_age: std::time::Duration) -> Vec<String> {
+        let Ok(mut m) = self.0.lock() else {
+            return Vec::new();
+        };
+        let Some(list) = m.get_mut(project) else {
+            return Vec::new();
+        };
+        list.retain(|(_, at)| at.elapsed() < max_age);
+        let out = list.iter().map(|(u, _)| u.clone()).collect();
+        if list.is_empty() {
+            m.remove(project);
         }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(std::time::Duration::from_millis(50));
+        out
+    }
+
+    /// Drop `uuids` (now in the database) from the project's entries.
+    fn forget(&self, project: &str, uuids: &[String]) {
+        if let Ok(mut m) = self.0.lock() {
+            if let Some(list) = m.get_mut(project) {
+                list.retain(|(u, _)| !uuids.contains(u));
+                if list.is_empty() {
+                    m.remove(project);
+                }
+            }
+        }
     }
 }
 
@@ -679,7 +717,14 @@ async fn check_quota(state: &ApiState, ctx: &RequestContext) -> Result<(), ApiEr
     let count = cluster::count(dbh, &Scope::from(ctx), &Default::default())
         .await
         .map_err(db)?;
-    if count >= limit {
+    // this process's creates the conductor has not inserted yet
+    let pending = state
+        .pending_creates
+        .of(&project, state.clusters.insert_wait);
+    let inserted = cluster::existing_uuids(dbh, &pending).await.map_err(db)?;
+    state.pending_creates.forget(&project, &inserted);
+    let in_flight = i64::try_from(pending.len() - inserted.len()).unwrap_or(i64::MAX);
+    if count.saturating_add(in_flight) >= limit {
         return Err(MagnumError::new(
             ErrorKind::ResourceLimitExceeded,
             &[(
