@@ -46,6 +46,7 @@ const KCP: (&str, &str) = (
 );
 const KC: (&str, &str) = ("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfig");
 const MACHINE: (&str, &str) = ("cluster.x-k8s.io/v1beta2", "Machine");
+const CLUSTER: (&str, &str) = ("cluster.x-k8s.io/v1beta1", "Cluster");
 
 /// A failure to play: the reason (CAPI's/CAPO's `failureReason` value or condition reason,
 /// e.g. `CreateError`, `InstanceCreateFailed`) and the message.
@@ -126,6 +127,76 @@ impl CapiStandIn {
                 let _ = self.control_plane(None).await;
                 self.machines_ready(None).await;
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        })
+    }
+
+    /// Play the providers in the background for every CAPI `Cluster` of `namespace` whose
+    /// name is in what `ours` answers (asked again every second), for a test whose clusters
+    /// are created by a client it does not drive (gophercloud's acceptance tests): once its
+    /// OpenStackCluster exists, the infrastructure with the endpoint `api_host:6443`
+    /// ([`CapiStandIn::infrastructure_ready`], once), then, every second, what
+    /// [`CapiStandIn::play`] does. `ours` keeps the other tests' clusters of a shared namespace
+    /// out. A Cluster being deleted is left to the real controllers; a step that fails (an
+    /// object deleted under it, as a nodegroup's Machines are) is logged and played again on
+    /// the next tick. Runs until the task is aborted.
+    pub fn play_every<F, Fut>(
+        client: Client,
+        namespace: &str,
+        api_host: &str,
+        ours: F,
+    ) -> tokio::task::JoinHandle<()>
+    where
+        F: Fn() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Vec<String>> + Send,
+    {
+        let namespace = namespace.to_string();
+        let api_host = api_host.to_string();
+        tokio::spawn(async move {
+            let mut infrastructure = std::collections::BTreeSet::new();
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let wanted = ours().await;
+                if wanted.is_empty() {
+                    continue;
+                }
+                let (api_version, kind) = CLUSTER;
+                let api = kapi::dynamic_api(&client, &namespace, api_version, kind).await;
+                let live: Vec<String> = match api.list(&ListParams::default()).await {
+                    Ok(l) => l
+                        .items
+                        .into_iter()
+                        .filter(|c| c.metadata.deletion_timestamp.is_none())
+                        .filter_map(|c| c.metadata.name)
+                        .filter(|n| wanted.contains(n))
+                        .collect(),
+                    Err(e) => {
+                        eprintln!("stand-in: list Clusters in {namespace}: {e}");
+                        continue;
+                    }
+                };
+                for name in live {
+                    let standin = CapiStandIn::new(client.clone(), &namespace, &name);
+                    let infra_done = infrastructure.contains(&name);
+                    let host = api_host.clone();
+                    // a task of its own, so that a step's panic is this tick's only
+                    let step = tokio::spawn(async move {
+                        if !infra_done {
+                            standin.infrastructure_ready(&host, 6443).await?;
+                        }
+                        let _ = standin.control_plane(None).await;
+                        standin.machines_ready(None).await;
+                        Ok::<(), NotYet>(())
+                    })
+                    .await;
+                    match step {
+                        Ok(Ok(())) => {
+                            infrastructure.insert(name);
+                        }
+                        Ok(Err(NotYet(_))) => {}
+                        Err(e) => eprintln!("stand-in: playing {name}: {e}"),
+                    }
+                }
             }
         })
     }
@@ -322,13 +393,13 @@ impl CapiStandIn {
     }
 
     /// The bootstrap and infrastructure providers of every Machine of the cluster that exists
-    /// so far: its KubeadmConfig gets its bootstrap data Secret, its OpenStackMachine a server
-    /// (`providerID`, ACTIVE, addresses `10.0.0.<n>`), ready; or, for the Machines whose name
-    /// contains `fail`'s string, `InstanceReady=False` with the failure. Returns the names of the
-    /// Machines handled. The real Machine controller then copies `providerID` and the
-    /// addresses into the Machine and marks its infrastructure ready; the Machine's node
-    /// (`nodeRef`, `NodeHealthy`) stays the real controller's, which finds no workload
-    /// cluster.
+    /// so far and is not being deleted: its KubeadmConfig gets its bootstrap data Secret, its
+    /// OpenStackMachine a server (`providerID`, ACTIVE, addresses `10.0.0.<n>`), ready; or, for
+    /// the Machines whose name contains `fail`'s string, `InstanceReady=False` with the failure.
+    /// Returns the names of the Machines handled. The real Machine controller then copies
+    /// `providerID` and the addresses into the Machine and marks its infrastructure ready; the
+    /// Machine's node (`nodeRef`, `NodeHealthy`) stays the real controller's, which finds no
+    /// workload cluster.
     pub async fn machines_ready(&self, fail: Option<(&str, &Failure)>) -> Vec<String> {
         let machines = self.list(MACHINE).await;
         let configs: BTreeMap<String, DynamicObject> = self
@@ -346,6 +417,11 @@ impl CapiStandIn {
         let mut done = Vec::new();
         for (i, m) in machines.iter().enumerate() {
             let mname = m.metadata.name.clone().unwrap_or_default();
+            // a Machine being deleted is the real controller's (applying to its objects as
+            // they go would create them again)
+            if m.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
             // the bootstrap data (kubeadm's bootstrap controller)
             if let Some(cfg) = m.data["spec"]["bootstrap"]["configRef"]["name"]
                 .as_str()

@@ -12,24 +12,21 @@
 //! And the 400s the API gives (no `kube_tag`, an unsupported network driver) with nothing
 //! written.
 //!
-//! The driver's dependencies: Keystone application credentials from the real Keystone
-//! (`[keystone_auth]` = the `magnum` service user, `[cinder_client] region_name` = the test
-//! Keystone's region), the certificates from the x509keypair cert manager, and the
-//! **simulated cloud** for Glance / Nova / Neutron / Cinder (the real ones cannot run here,
-//! and registering stand-in image / compute / network services in the shared test Keystone
-//! would change every other test's catalogue). The driver is resolved as Magnum resolves it:
-//! python-magnumclient has no `--driver` option and the simulated Glance sets no
-//! `magnum_driver` property, so the template gets `[drivers] default_driver =
-//! k8s_cluster_api_ubuntu`.
+//! The server's configuration and the driver's dependencies (the real Keystone, the
+//! x509keypair cert manager, the simulated cloud, `[drivers] default_driver =
+//! k8s_cluster_api_ubuntu`) are `common/capi.rs`'s, shared with `gophercloud.rs`.
 //!
 //! `magnum-system` is shared with the rig's other tests: only objects named after, or labelled
 //! with, this test's cluster are looked at. Skips outside CI when a service is missing; fails
 //! under `CI=true`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/capi.rs"]
+mod capi;
 #[path = "common/coe.rs"]
 mod coe;
 
+use capi::{start, API_HOST, NS};
 use coe::{Auth, Cli};
 
 use kube::api::ListParams;
@@ -37,53 +34,9 @@ use kube::Client;
 use openkeel_tests::capi_standin::CapiStandIn;
 use openkeel_tests::kapi;
 use serde_json::Value;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-const NS: &str = "magnum-system";
 const WAIT: Duration = Duration::from_secs(180);
-const API_HOST: &str = "192.0.2.77";
-
-/// The test Keystone's region (`accounts.json`), a region the application credential may name.
-fn keystone_region() -> String {
-    let path = std::env::var("OPENKEEL_TEST_KEYSTONE_ACCOUNTS").expect("accounts");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    v["region"].as_str().unwrap_or("RegionOne").to_string()
-}
-
-async fn start(
-    dir: &Path,
-    ks: &openkeel_tests::Keystone,
-    kubeconfig: &Path,
-    helm: &Path,
-) -> openkeel::allinone::Running {
-    let conf = dir.join("capi.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "[openkeel]\nauth_strategy = keystone\nstatus_sync_interval = 1\nenable_simulator_driver = false\n\n\
-             [drivers]\ndefault_driver = k8s_cluster_api_ubuntu\n\n\
-             [capi_client]\nkubeconfig = {kc}\nhelm_binary = {helm}\n\n\
-             [cinder_client]\nregion_name = {region}\n\n\
-             [keystone_authtoken]\nwww_authenticate_uri = {url}\nauth_url = {url}\nauth_type = password\nusername = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n\n\
-             [keystone_auth]\nauth_url = {url}\nauth_type = password\nusername = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n",
-            kc = kubeconfig.display(),
-            helm = helm.display(),
-            region = keystone_region(),
-            url = ks.url,
-            pw = ks.password("magnum"),
-        ),
-    )
-    .unwrap();
-    let config = openkeel::allinone::load_config(dir, &[conf], &[]).unwrap();
-    openkeel::allinone::start(openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-        config,
-        config_dirs: Vec::new(),
-    })
-    .await
-    .unwrap()
-}
 
 /// The objects of `kind` in `magnum-system` (empty when the namespace does not exist yet).
 async fn list(client: &Client, api_version: &str, kind: &str, labels: &str) -> Vec<Value> {

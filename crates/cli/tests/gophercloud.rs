@@ -1,6 +1,9 @@
 //! gophercloud v2's own containerinfra acceptance tests
 //! (`internal/acceptance/openstack/containerinfra/v1`, the module from the Go module proxy)
-//! against the all-in-one server with real Keystone auth and the simulator driver.
+//! against the all-in-one server with real Keystone auth, twice: with the simulator driver
+//! (`gophercloud_containerinfra_acceptance`) and with the native Cluster API driver on the
+//! test rig (`gophercloud_containerinfra_acceptance_on_cluster_api`, whose doc says what
+//! differs).
 //!
 //! gophercloud skips three of its five tests upstream: `TestClustersCRUD` and
 //! `TestNodeGroupsCRUD` ("Failure to deploy cluster in CI": its CI cannot build a Kubernetes
@@ -18,9 +21,18 @@
 //! `$OPENKEEL_TEST_HOME/go`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/capi.rs"]
+mod capi;
+
+use openkeel_tests::capi_standin::CapiStandIn;
+use openkeel_tests::kapi;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 const GOPHERCLOUD: &str = "github.com/gophercloud/gophercloud/v2@v2.14.0";
+/// The containerinfra acceptance tests' package.
+const PKG: &str = "internal/acceptance/openstack/containerinfra/v1";
 
 fn go() -> Option<PathBuf> {
     let candidates = [
@@ -75,30 +87,24 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gophercloud_containerinfra_acceptance() {
-    let Some(ks) = openkeel_tests::keystone() else {
-        return;
-    };
-    let Some(go) = go() else {
-        return;
-    };
-    // the server's log lines are shown with a failure
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::INFO)
-        .with_ansi(false)
-        .with_test_writer()
-        .try_init();
-    let home = PathBuf::from(
-        std::env::var("OPENKEEL_TEST_HOME").unwrap_or_else(|_| "/var/tmp/openkeel-test".into()),
-    )
-    .join("go");
-    std::fs::create_dir_all(&home).unwrap();
+/// A replacement in gophercloud's copy: the file (in the containerinfra package), the text,
+/// what replaces it. Each must be found, so a moved line fails the test instead of silently
+/// running unpatched.
+type Patch = (&'static str, &'static str, &'static str);
 
-    // The module, from the Go module proxy.
-    let mut cmd = tokio::process::Command::new(&go);
+/// Upstream's skip of the two tests that deploy a cluster, removed (see the module's doc).
+const SKIP: &str = "\tt.Skip(\"Failure to deploy cluster in CI\")\n";
+const UNSKIP: [Patch; 2] = [
+    ("clusters_test.go", SKIP, ""),
+    ("nodegroups_test.go", SKIP, ""),
+];
+
+/// The module from the Go module proxy, copied into `work` with `patches` applied; returns
+/// the copy's root.
+async fn gophercloud(go: &Path, home: &Path, work: &Path, patches: &[Patch]) -> PathBuf {
+    let mut cmd = tokio::process::Command::new(go);
     cmd.args(["mod", "download", "-json", GOPHERCLOUD]);
-    go_env(&mut cmd, &home);
+    go_env(&mut cmd, home);
     let out = cmd.output().await.expect("go mod download");
     assert!(
         out.status.success(),
@@ -108,26 +114,117 @@ async fn gophercloud_containerinfra_acceptance() {
     );
     let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let module = PathBuf::from(info["Dir"].as_str().unwrap());
-
-    let work = tempfile::tempdir().unwrap();
-    let src = work.path().join("gophercloud");
+    let src = work.join("gophercloud");
     copy_dir(&module, &src);
-    let pkg = src.join("internal/acceptance/openstack/containerinfra/v1");
-    let test = pkg.join("clusters_test.go");
-    let text = std::fs::read_to_string(&test).unwrap();
-    let skip = "\tt.Skip(\"Failure to deploy cluster in CI\")\n";
-    assert!(
-        text.contains(skip),
-        "clusters_test.go: gophercloud's skip line moved"
+    let pkg = src.join(PKG);
+    for (file, from, to) in patches {
+        let path = pkg.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains(from),
+            "{file}: gophercloud's {from:?} moved; the patch no longer applies"
+        );
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    }
+    src
+}
+
+/// Run the containerinfra acceptance tests of `src` against the API in `region` of the test
+/// Keystone (the simulated cloud's image, flavors, network and keypair: docs/simulator.md);
+/// returns whether `go test` succeeded and its output.
+async fn acceptance(
+    go: &Path,
+    home: &Path,
+    src: &Path,
+    ks: &openkeel_tests::Keystone,
+    region: &str,
+    timeout: &str,
+) -> (bool, String) {
+    let mut cmd = tokio::process::Command::new(go);
+    cmd.current_dir(src)
+        .args([
+            "test",
+            "-count=1",
+            "-v",
+            "-timeout",
+            timeout,
+            "-tags",
+            "containerinfra",
+            &format!("./{PKG}/"),
+        ])
+        .env("OS_AUTH_URL", &ks.url)
+        .env("OS_USERNAME", "admin")
+        .env("OS_PASSWORD", ks.password("admin"))
+        .env("OS_PROJECT_NAME", "admin")
+        .env("OS_DOMAIN_NAME", "Default")
+        .env("OS_REGION_NAME", region)
+        .env("OS_IMAGE_ID", "ubuntu-jammy")
+        .env("OS_MAGNUM_IMAGE_ID", "ubuntu-jammy")
+        .env("OS_FLAVOR_ID", "m1.small")
+        .env("OS_FLAVOR_ID_RESIZE", "m1.medium")
+        .env("OS_MAGNUM_KEYPAIR", "default")
+        .env("OS_POOL_NAME", "public")
+        .env("OS_EXTGW_ID", "public")
+        .env("OS_NETWORK_NAME", "private")
+        // clients.SkipRelease compares with the branch under test: Magnum 23.0.0 is 2026.2
+        .env("OS_BRANCH", "stable/2026.2");
+    go_env(&mut cmd, home);
+    let out = cmd.output().await.expect("go test");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::write(&test, text.replace(skip, "")).unwrap();
-    let ng_test = pkg.join("nodegroups_test.go");
-    let ng_text = std::fs::read_to_string(&ng_test).unwrap();
-    assert!(
-        ng_text.contains(skip),
-        "nodegroups_test.go: gophercloud's skip line moved"
-    );
-    std::fs::write(&ng_test, ng_text.replace(skip, "")).unwrap();
+    (out.status.success(), text)
+}
+
+/// Four tests passed, `TestCertificatesCRUD` skipped.
+fn assert_passed(success: bool, text: &str) {
+    assert!(success, "gophercloud acceptance tests failed:\n{text}");
+    for t in [
+        "TestClusterTemplatesCRUD",
+        "TestQuotasCRUD",
+        "TestClustersCRUD",
+        "TestNodeGroupsCRUD",
+    ] {
+        assert!(
+            text.contains(&format!("--- PASS: {t} ")),
+            "{t} did not pass:\n{text}"
+        );
+    }
+    assert!(text.contains("--- SKIP: TestCertificatesCRUD"), "{text}");
+}
+
+fn go_home() -> PathBuf {
+    let home = PathBuf::from(
+        std::env::var("OPENKEEL_TEST_HOME").unwrap_or_else(|_| "/var/tmp/openkeel-test".into()),
+    )
+    .join("go");
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
+fn log_server() {
+    // the server's log lines are shown with a failure
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_test_writer()
+        .try_init();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gophercloud_containerinfra_acceptance() {
+    let Some(ks) = openkeel_tests::keystone() else {
+        return;
+    };
+    let Some(go) = go() else {
+        return;
+    };
+    log_server();
+    let home = go_home();
+    let work = tempfile::tempdir().unwrap();
+    let src = gophercloud(&go, &home, work.path(), &UNSKIP).await;
 
     // OpenKeel with Keystone auth, found in the catalogue of a region of its own.
     let dir = tempfile::tempdir().unwrap();
@@ -153,58 +250,125 @@ async fn gophercloud_containerinfra_acceptance() {
         .register_container_infra(&format!("http://{}/v1", srv.addr))
         .await;
 
-    let mut cmd = tokio::process::Command::new(&go);
-    cmd.current_dir(&src)
-        .args([
-            "test",
-            "-count=1",
-            "-v",
-            "-timeout",
-            "6m",
-            "-tags",
-            "containerinfra",
-            "./internal/acceptance/openstack/containerinfra/v1/",
-        ])
-        .env("OS_AUTH_URL", &ks.url)
-        .env("OS_USERNAME", "admin")
-        .env("OS_PASSWORD", ks.password("admin"))
-        .env("OS_PROJECT_NAME", "admin")
-        .env("OS_DOMAIN_NAME", "Default")
-        .env("OS_REGION_NAME", &region)
-        // the simulated cloud's image, flavors, network and keypairs (docs/simulator.md)
-        .env("OS_IMAGE_ID", "ubuntu-jammy")
-        .env("OS_MAGNUM_IMAGE_ID", "ubuntu-jammy")
-        .env("OS_FLAVOR_ID", "m1.small")
-        .env("OS_FLAVOR_ID_RESIZE", "m1.medium")
-        .env("OS_MAGNUM_KEYPAIR", "default")
-        .env("OS_POOL_NAME", "public")
-        .env("OS_EXTGW_ID", "public")
-        .env("OS_NETWORK_NAME", "private")
-        // clients.SkipRelease compares with the branch under test: Magnum 23.0.0 is 2026.2
-        .env("OS_BRANCH", "stable/2026.2");
-    go_env(&mut cmd, &home);
-    let out = cmd.output().await.expect("go test");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (success, text) = acceptance(&go, &home, &src, &ks, &region, "6m").await;
     ks.unregister_region(&region).await;
     srv.stop().await.unwrap();
-    assert!(
-        out.status.success(),
-        "gophercloud acceptance tests failed:\n{text}"
+    assert_passed(success, &text);
+}
+
+/// The same acceptance tests once more against the all-in-one with the native Cluster API
+/// driver on the test rig's management cluster (`common/capi.rs`, as `capi_e2e.rs`), while
+/// the scripted CAPO/kubeadm stand-in plays every cluster the server creates
+/// (`CapiStandIn::play_every`, the clusters' stack ids from the server's database, so the
+/// rig's other tests' clusters in `magnum-system` are left alone): creates, the resize of
+/// `PATCH node_count`, the nodegroup create, its three `PATCH`es and its delete, and the
+/// deletes are the driver's real operations on the Cluster API objects.
+///
+/// Two more patches to gophercloud's copy, each because the driver refuses, with a 400, what
+/// gophercloud's test code sends, and nothing outside the test code can change it:
+/// * `CreateClusterTemplateCOE` creates its templates with the labels `{"test": "test"}`
+///   hard-coded (asserted equal to the created template's), and its clusters with labels
+///   `{}` (so the template's); no environment variable of `clients` or `tools` reaches
+///   them, and Magnum has no configuration default for a label. The Cluster API driver needs
+///   `kube_tag` (the Kubernetes version; magnum-cluster-api has no default either), so the
+///   patch adds `kube_tag: v1.30.4` to that map; the test's own assertion on it stands.
+/// * `testNodeGroupCreate` names its nodegroup `tools.RandomString("test-ng-", 8)`, from
+///   `[0-9A-Za-z]`: upper case almost always (1 − (36/62)^8 ≈ 99%), and the driver, as
+///   magnum-cluster-api's `validate_nodegroup_name`, refuses a name that is not a lowercase
+///   RFC 1123 subdomain (a nodegroup is a MachineDeployment of that name). The patch
+///   lowercases the random name; the test's own assertion on it stands.
+///
+/// The network driver needs no patch: the template has none, so it gets `[cluster_template]
+/// kubernetes_default_network_driver`, which `common/capi.rs` sets to calico as a Cluster
+/// API deployment does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gophercloud_containerinfra_acceptance_on_cluster_api() {
+    let t0 = std::time::Instant::now();
+    let Some(ks) = openkeel_tests::keystone() else {
+        return;
+    };
+    let Some(go) = go() else {
+        return;
+    };
+    let Some(kubeconfig) = kapi::kubeconfig() else {
+        return;
+    };
+    let Some(client) = kapi::client().await else {
+        return;
+    };
+    let Some(helm) = kapi::helm() else {
+        return;
+    };
+    log_server();
+    let home = go_home();
+    let work = tempfile::tempdir().unwrap();
+    let patches: Vec<Patch> = UNSKIP
+        .into_iter()
+        .chain([
+            (
+                "containerinfra.go",
+                "\t\t\"test\": \"test\",\n",
+                "\t\t\"test\": \"test\",\n\t\t\"kube_tag\": \"v1.30.4\",\n",
+            ),
+            (
+                "nodegroups_test.go",
+                "\t\"net/http\"\n",
+                "\t\"net/http\"\n\t\"strings\"\n",
+            ),
+            (
+                "nodegroups_test.go",
+                "name := tools.RandomString(\"test-ng-\", 8)",
+                "name := strings.ToLower(tools.RandomString(\"test-ng-\", 8))",
+            ),
+        ])
+        .collect();
+    let src = gophercloud(&go, &home, work.path(), &patches).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let srv = capi::start(dir.path(), &ks, &kubeconfig, &helm).await;
+    let region = ks
+        .register_container_infra(&format!("http://{}/v1", srv.addr))
+        .await;
+    // every stack id the player was given: the clusters of the run
+    let seen = Arc::new(Mutex::new(BTreeSet::new()));
+    let player = {
+        let (db, seen) = (srv.db.clone(), seen.clone());
+        CapiStandIn::play_every(client.clone(), capi::NS, capi::API_HOST, move || {
+            let (db, seen) = (db.clone(), seen.clone());
+            async move {
+                let ids = capi::stack_ids(&db).await;
+                seen.lock().unwrap().extend(ids.iter().cloned());
+                ids
+            }
+        })
+    };
+
+    let (success, text) = acceptance(&go, &home, &src, &ks, &region, "20m").await;
+    player.abort();
+    ks.unregister_region(&region).await;
+    srv.stop().await.unwrap();
+    eprintln!(
+        "gophercloud on the Cluster API driver: {:?} ({})",
+        t0.elapsed(),
+        text.lines()
+            .filter(|l| l.starts_with("--- "))
+            .collect::<Vec<_>>()
+            .join("; ")
     );
-    for t in [
-        "TestClusterTemplatesCRUD",
-        "TestQuotasCRUD",
-        "TestClustersCRUD",
-        "TestNodeGroupsCRUD",
-    ] {
-        assert!(
-            text.contains(&format!("--- PASS: {t} ")),
-            "{t} did not pass:\n{text}"
-        );
-    }
-    assert!(text.contains("--- SKIP: TestCertificatesCRUD"), "{text}");
+    assert_passed(success, &text);
+    // The clusters were the driver's (one each for TestClustersCRUD and TestNodeGroupsCRUD),
+    // and their Cluster API objects went with them.
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let api = kapi::dynamic_api(&client, capi::NS, "cluster.x-k8s.io/v1beta1", "Cluster").await;
+    let left: Vec<String> = api
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .filter(|n| seen.contains(n))
+        .collect();
+    assert!(left.is_empty(), "CAPI Clusters left: {left:?}");
 }
