@@ -521,7 +521,42 @@ async fn create_cluster(
         state.pending_creates.add(&project, uuid);
     }
     lock.release().await;
+    // the answer waits (bounded) for the conductor's insert, without the lock: a GET right
+    // after the 202 finds the cluster
+    if let Ok((_, uuid)) = &result {
+        if wait_for_insert(state, ctx, uuid).await {
+            state
+                .pending_creates
+                .forget(&project, std::slice::from_ref(uuid));
+        }
+    }
     result.map(|(reply, _)| reply)
+}
+
+/// Wait (bounded by [`ClusterSettings::insert_wait`]) until the conductor has inserted
+/// `uuid`; whether it has. The conductor inserts first thing in `cluster_create`, so this is
+/// normally a few milliseconds.
+async fn wait_for_insert(state: &ApiState, ctx: &RequestContext, uuid: &str) -> bool {
+    let Ok(dbh) = database(state) else {
+        return false;
+    };
+    let scope = Scope::from(ctx);
+    let deadline = tokio::time::Instant::now() + state.clusters.insert_wait;
+    let mut pause = std::time::Duration::from_millis(2);
+    loop {
+        if cluster::get_by_uuid(dbh, &scope, uuid).await.is_ok() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            tracing::warn!(
+                cluster = uuid,
+                "the conductor has not inserted the new cluster yet; answering without it"
+            );
+            return false;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(std::time::Duration::from_millis(50));
+    }
 }
 
 /// How long a create waits for another create of the same project to finish its count and
