@@ -200,11 +200,13 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
     };
 
     let query = req.uri().query().map(str::to_string);
-    // pecan's RestController refuses a GET that asks for DELETE or PUT through `_method`,
-    // before any routing (the root's too) and before the Accept check.
-    if routes::method_override_refused(&method, query.as_deref()) {
-        return render_error(ApiError::method_not_allowed_without_allow(), None);
-    }
+    // pecan routes by the `_method` parameter when there is one; a GET that asks for DELETE
+    // or PUT through it is refused before any routing (the root's too) and before the Accept
+    // check.
+    let method = match routes::routing_method(&method, query.as_deref()) {
+        Ok(m) => m,
+        Err(err) => return render_error(err, None),
+    };
 
     if !accept::admits_json(accept.as_deref()) {
         return render_error(ApiError::not_acceptable(""), None);

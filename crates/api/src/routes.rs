@@ -21,18 +21,39 @@ const COLLECTIONS: [&str; 8] = [
     "credentials",
 ];
 
-/// pecan's `RestController._route`: a `GET` whose `_method` parameter (the last one,
-/// any case) asks for `delete` or `put` is refused with a 405 (no `Allow`), at the root
-/// controller, before the version is negotiated.
-pub fn method_override_refused(method: &Method, query: Option<&str>) -> bool {
-    if method != Method::GET {
-        return false;
-    }
-    crate::request::parse_query(query.unwrap_or(""))
+/// pecan's `RestController._route` method override: the method a request is routed by is its
+/// `_method` parameter (the last one, lowercased) when it has one, else the HTTP method.
+///
+/// * A `GET` asking for `delete` or `put` is refused with a 405 (no `Allow`) by the root
+///   controller, before the version is negotiated: the `Err`.
+/// * `get`, `post`, `delete` and `patch` route as those methods (`POST ...?_method=delete`
+///   reaches the delete handler, which then refuses `_method` as an unknown argument, as
+///   WSME does).
+/// * Anything else (`put`, `head`, an empty or unknown value) reaches pecan's
+///   `_handle_unknown_method` or a `put` handler no Magnum controller has, so it routes as a
+///   method no route takes: the level's 405 with its `Allow`, as a `PUT` or `HEAD` does.
+///
+/// The handlers' `is_head` (no body) stays with the HTTP method.
+pub fn routing_method(method: &Method, query: Option<&str>) -> Result<Method, ApiError> {
+    let Some(asked) = crate::request::parse_query(query.unwrap_or(""))
         .into_iter()
         .rev()
         .find(|(k, _)| k == "_method")
-        .is_some_and(|(_, v)| matches!(v.to_lowercase().as_str(), "delete" | "put"))
+        .map(|(_, v)| v.to_lowercase())
+    else {
+        return Ok(method.clone());
+    };
+    if method == Method::GET && matches!(asked.as_str(), "delete" | "put") {
+        return Err(ApiError::method_not_allowed_without_allow());
+    }
+    Ok(match asked.as_str() {
+        "get" => Method::GET,
+        "post" => Method::POST,
+        "delete" => Method::DELETE,
+        "patch" => Method::PATCH,
+        "head" => Method::HEAD,
+        _ => Method::PUT,
+    })
 }
 
 /// pecan's routing arguments. `v1.Controller.get` takes `*args`, so pecan's
@@ -81,10 +102,14 @@ pub fn routing_args(segments: &mut Vec<String>, method: &Method) -> Vec<String> 
     Vec::new()
 }
 
-/// `GET /`: the root document; any other method is 405 `Allow: GET`.
+/// `GET /`: the root document; any other method is 405 `Allow: GET`. Its handler takes no
+/// arguments, so any query parameter is WSME's `Unknown argument` (as for `/v1`).
 pub fn root(req: &RequestInfo) -> Result<Reply, ApiError> {
     match req.method {
-        Method::GET => Ok(Reply::ok(versions::root(&req.host_url))),
+        Method::GET => {
+            crate::pagination::parse_args(req, &[])?;
+            Ok(Reply::ok(versions::root(&req.host_url)))
+        }
         _ => Err(ApiError::method_not_allowed("GET")),
     }
 }
@@ -94,7 +119,10 @@ pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply
     let segs: Vec<&str> = req.segments.iter().map(String::as_str).collect();
     match segs.as_slice() {
         ["v1"] => match req.method {
-            Method::GET => Ok(Reply::ok(versions::v1(&req.host_url))),
+            Method::GET => {
+                crate::pagination::parse_args(req, &[])?;
+                Ok(Reply::ok(versions::v1(&req.host_url)))
+            }
             _ => Err(ApiError::method_not_allowed("GET")),
         },
         ["v1", "clustertemplates", rest @ ..] => {
@@ -113,6 +141,9 @@ pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply
         ["v1", "federations", rest @ ..] => {
             resources::federations::route(state, req, body, rest).await
         }
-        _ => Err(ApiError::not_found()),
+        // No collection of that name: `v1.Controller.get` answers a GET (404); for any other
+        // method pecan finds no handler on `v1.Controller` (405, `Allow: GET`).
+        _ if req.method == Method::GET => Err(ApiError::not_found()),
+        _ => Err(ApiError::method_not_allowed("GET")),
     }
 }

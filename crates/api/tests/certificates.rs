@@ -284,6 +284,33 @@ async fn routes(f: Fixture) {
         .err(),
         (404, "Cluster zz could not be found.".into())
     );
+    // Without the path segment, `cluster_ident` comes from the body or the query (WSME), for
+    // both rotations; without any of them it is missing.
+    for base in ["/v1/credentials", "/v1/certificates"] {
+        let ver = if base == "/v1/credentials" {
+            "1.12"
+        } else {
+            "1.1"
+        };
+        let by_body = f
+            .call(m, "PATCH", base, Some(json!({"cluster_ident": "zz"})), ver)
+            .await;
+        assert_eq!(
+            by_body.err(),
+            (404, "Cluster zz could not be found.".into())
+        );
+        let by_query = f
+            .call(m, "PATCH", &format!("{base}?cluster_ident=zz"), None, ver)
+            .await;
+        assert_eq!(
+            by_query.err(),
+            (404, "Cluster zz could not be found.".into())
+        );
+        assert_eq!(
+            f.call(m, "PATCH", base, None, ver).await.err(),
+            (400, "Missing argument: \"cluster_ident\"".into())
+        );
+    }
     let r = f.call(m, "PATCH", &path, None, "1.12").await;
     assert_eq!(r.status, 202, "{}", r.body);
     assert_eq!(r.json(), json!({"uuid": C_UUID}));

@@ -154,6 +154,15 @@ async fn show_full_by_name_uuid_and_id(api: Api) {
         api.get(&format!("{NG}/nope"), "1.14").await.err(),
         (404, "Nodegroup nope could not be found.".into())
     );
+    // The path is percent-decoded before the look-ups (as WSGI's PATH_INFO).
+    let r = api
+        .get("/v1/clusters/k8s%2Dprod/nodegroups/gp%75", "1.9")
+        .await;
+    assert_eq!((r.status, r.body), (200, expected.clone()));
+    assert_eq!(
+        api.get(&format!("{NG}/%7Bng%7D"), "1.14").await.err(),
+        (404, "Nodegroup {ng} could not be found.".into())
+    );
     // A reader may read.
     let r = api
         .call(

@@ -535,6 +535,93 @@ async fn routing_corners_as_magnum() {
         Some("1.14"),
         None,
     );
+    // Otherwise `_method` is the method pecan routes by (any request method): get, post,
+    // delete and patch reach that handler, which refuses `_method` as an unknown argument ...
+    for (m, p, body) in [
+        ("DELETE", "/v1/clusters/abc?_method=get", None),
+        ("POST", "/v1/clusters/abc?_method=delete", Some("{}")),
+        ("PATCH", "/v1/clusters/abc?_method=delete", Some("[]")),
+        ("DELETE", "/v1/clusters/abc?_method=patch", None),
+        ("GET", "/v1/clusters/abc/nodegroups?_method=post", None),
+        ("GET", "/v1?_method=get", None),
+    ] {
+        let r = call(m, p, v14, body).await;
+        exactly(&r, 400, unknown_method, Some("1.14"), None);
+    }
+    let r = call("GET", "/v1/clusters/abc?_method=post", v14, None).await;
+    exactly(
+        &r,
+        400,
+        r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Invalid input for field/attribute cluster", "detail": "Invalid input for field/attribute cluster. Value: 'abc'. unable to convert to Cluster. Error: Cluster.__init__() takes 1 positional argument but 2 were given", "links": []}]}"#,
+        Some("1.14"),
+        None,
+    );
+    // ... (the root's and /v1's handlers take no argument at all) ...
+    exactly(
+        &call("GET", "/?_method=get", v14, None).await,
+        400,
+        unknown_method,
+        None,
+        None,
+    );
+    let unknown_foo = r#"{"errors": [{"request_id": "", "code": "client", "status": 400, "title": "Unknown argument: \"foo\"", "detail": "Unknown argument: \"foo\"", "links": []}]}"#;
+    exactly(
+        &call("GET", "/?foo=1", v14, None).await,
+        400,
+        unknown_foo,
+        None,
+        None,
+    );
+    exactly(
+        &call("GET", "/v1/?foo=1", v14, None).await,
+        400,
+        unknown_foo,
+        Some("1.14"),
+        None,
+    );
+    // ... and put, head, an unknown or an empty value reach no handler: the level's 405.
+    let all = "DELETE, GET, PATCH, POST";
+    for (m, p, body, ver, allow) in [
+        ("GET", "/v1/clusters?_method=foo", None, v14, all),
+        ("GET", "/v1/clusters?_method=", None, v14, all),
+        ("GET", "/v1/clusters?_method=head", None, v14, all),
+        ("POST", "/v1/clusters?_method=put", Some("{}"), v14, all),
+        ("DELETE", "/v1/clusters/abc?_method=put", None, v14, all),
+        (
+            "PATCH",
+            "/v1/clusters/abc?_method=foo",
+            Some("[]"),
+            v14,
+            all,
+        ),
+        (
+            "GET",
+            "/v1/clusters/abc/nodegroups?_method=foo",
+            None,
+            v14,
+            all,
+        ),
+        ("GET", "/?_method=foo", None, v14, "GET"),
+        ("GET", "/?_method=post", None, v14, "GET"),
+        ("GET", "/v1?_method=", None, v14, "GET"),
+        ("GET", "/v1/nope?_method=foo", None, v14, "GET"),
+        ("GET", "/v1/credentials/abc?_method=get", None, v12, "PATCH"),
+        (
+            "POST",
+            "/v1/clusters/abc/actions/resize?_method=get",
+            Some("{}"),
+            v14,
+            "",
+        ),
+    ] {
+        exactly(
+            &call(m, p, ver, body).await,
+            405,
+            json_405,
+            None,
+            Some(allow),
+        );
+    }
 
     // The path is percent-decoded (WSGI's PATH_INFO) before it is split and looked up.
     let r = call("GET", "/v1/clustertemplates/%7Bweird%7D", v14, None).await;
@@ -545,6 +632,34 @@ async fn routing_corners_as_magnum() {
         Some("1.14"),
         None,
     );
+    // ... for every resource's identifier.
+    let weird = |what: &str| {
+        format!(
+            r#"{{"errors": [{{"request_id": "", "code": "client", "status": 404, "title": "{what} {{weird}} could not be found", "detail": "{what} {{weird}} could not be found.", "links": []}}]}}"#
+        )
+    };
+    for (m, p, ver, what) in [
+        ("GET", "/v1/clusters/%7Bweird%7D", v14, "Cluster"),
+        (
+            "DELETE",
+            "/v1/clustertemplates/%7Bweird%7D",
+            v14,
+            "ClusterTemplate",
+        ),
+        ("GET", "/v1/clusters/%7Bweird%7D/nodegroups", v14, "Cluster"),
+        ("GET", "/v1/certificates/%7Bweird%7D", v14, "Cluster"),
+        ("PATCH", "/v1/credentials/%7Bweird%7D", v12, "Cluster"),
+        ("GET", "/v1/federations/%7Bweird%7D", v14, "Federation"),
+    ] {
+        let version = ver.trim_start_matches("container-infra ");
+        exactly(
+            &call(m, p, ver, None).await,
+            404,
+            &weird(what),
+            Some(version),
+            None,
+        );
+    }
     let r = call("GET", "/v1/clusters/a%20b", v14, None).await;
     exactly(
         &r,

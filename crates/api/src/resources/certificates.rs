@@ -40,9 +40,11 @@ pub async fn route(
             )),
             _ => Err(ApiError::not_found()),
         },
+        // `patch(cluster_ident)` without the path segment: from the query or the body.
+        ([], &Method::PATCH) => rotate(state, req, body, None).await,
         ([], _) => Err(ApiError::method_not_allowed(ALLOW)),
         ([ident], &Method::GET) => get_one(state, req, ident).await,
-        ([ident], &Method::PATCH) => rotate(state, req, body, ident).await,
+        ([ident], &Method::PATCH) => rotate(state, req, body, Some(ident)).await,
         ([_], &Method::POST) => Err(ApiError::not_found()),
         ([_], _) => Err(ApiError::method_not_allowed(ALLOW)),
         _ => Err(ApiError::not_found()),
@@ -65,10 +67,8 @@ pub async fn route_credentials(
         ));
     }
     match (rest, &req.method) {
-        ([], &Method::PATCH) => Err(crate::resources::clusters::missing_argument(
-            "cluster_ident",
-        )),
-        ([ident], &Method::PATCH) => credential_rotate(state, req, body, ident).await,
+        ([], &Method::PATCH) => credential_rotate(state, req, body, None).await,
+        ([ident], &Method::PATCH) => credential_rotate(state, req, body, Some(ident)).await,
         ([_, _, ..], &Method::PATCH) => Err(ApiError::not_found()),
         _ => Err(ApiError::method_not_allowed("PATCH")),
     }
@@ -241,7 +241,7 @@ async fn rotate(
     state: &ApiState,
     req: &RequestInfo,
     body: Body,
-    ident: &str,
+    ident: Option<&str>,
 ) -> Result<Reply, ApiError> {
     let ident = cluster_ident_arg(req, body, ident).await?;
     let ctx = context(state, req);
@@ -279,8 +279,13 @@ async fn rotate(
 /// body needs a JSON (or form) media type (`Unknown mimetype: <type>`, 415, also when the
 /// header is missing), must parse (`Request is not in valid JSON format`) and be an object
 /// (`Request must be a JSON dict`); `cluster_ident` from both the query and the body is
-/// `Parameter cluster_ident was given several times`.
-async fn cluster_ident_arg(req: &RequestInfo, body: Body, ident: &str) -> Result<String, ApiError> {
+/// `Parameter cluster_ident was given several times`; none of the three is
+/// `Missing argument: "cluster_ident"`.
+async fn cluster_ident_arg(
+    req: &RequestInfo,
+    body: Body,
+    ident: Option<&str>,
+) -> Result<String, ApiError> {
     const ARG: &str = "cluster_ident";
     let unknown_argument = |names: &[String]| -> ApiError {
         MagnumError::new(
@@ -359,7 +364,9 @@ async fn cluster_ident_arg(req: &RequestInfo, body: Body, ident: &str) -> Result
             Err(MagnumError::client_side("Parameter cluster_ident was given several times").into())
         }
         (Some(v), None) | (None, Some(v)) => Ok(v),
-        (None, None) => Ok(ident.to_string()),
+        (None, None) => ident
+            .map(str::to_string)
+            .ok_or_else(|| crate::resources::clusters::missing_argument(ARG)),
     }
 }
 
@@ -369,7 +376,7 @@ async fn credential_rotate(
     state: &ApiState,
     req: &RequestInfo,
     body: Body,
-    ident: &str,
+    ident: Option<&str>,
 ) -> Result<Reply, ApiError> {
     let ident = cluster_ident_arg(req, body, ident).await?;
     let ctx = context(state, req);

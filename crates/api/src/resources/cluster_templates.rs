@@ -46,7 +46,7 @@ pub async fn route(
         [] => match *m {
             Method::GET => get_all(state, req, None, false).await,
             Method::POST => post(state, req, body).await,
-            Method::DELETE | Method::PATCH => Err(missing_argument("cluster_template_ident")),
+            Method::DELETE | Method::PATCH => Err(crate::resources::clusters::missing_path_argument(req, "cluster_template_ident")),
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
         ["detail"] if *m == Method::GET => get_all(state, req, None, true).await,
@@ -75,10 +75,6 @@ pub async fn route(
         },
         _ => Err(ApiError::not_found()),
     }
-}
-
-fn missing_argument(name: &str) -> ApiError {
-    MagnumError::new(ErrorKind::MissingArgument, &[("argname", &name)]).into()
 }
 
 // ---------------------------------------------------------------------------------------

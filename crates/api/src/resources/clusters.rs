@@ -80,8 +80,9 @@ pub async fn route(
         [] => match *m {
             Method::GET => list(state, req, false).await,
             Method::POST => create(state, req, body).await,
-            Method::DELETE => Err(missing_argument("cluster_ident")),
+            Method::DELETE => Err(missing_path_argument(req, "cluster_ident")),
             Method::PATCH => {
+                pagination::parse_args(req, &[])?;
                 let _ = patch_body(state, req, body).await?;
                 Err(missing_argument("cluster_ident"))
             }
@@ -107,6 +108,15 @@ pub async fn route(
 /// WSME `MissingArgument`.
 pub(crate) fn missing_argument(name: &str) -> ApiError {
     MagnumError::new(ErrorKind::MissingArgument, &[("argname", &name)]).into()
+}
+
+/// A handler reached without its path argument: WSME refuses unknown query parameters
+/// (`?_method=...` too) before it finds the argument missing.
+pub(crate) fn missing_path_argument(req: &RequestInfo, name: &str) -> ApiError {
+    match pagination::parse_args(req, &[]) {
+        Err(e) => e,
+        Ok(_) => missing_argument(name),
+    }
 }
 
 /// A POST to a member path: pecan passes the path segment as the body argument.

@@ -43,7 +43,7 @@ pub async fn route(
         [] => match *m {
             Method::GET => get_all(state, req, None, false).await,
             Method::POST => post(state, req, body).await,
-            Method::DELETE | Method::PATCH => Err(missing_argument("federation_ident")),
+            Method::DELETE | Method::PATCH => Err(crate::resources::clusters::missing_path_argument(req, "federation_ident")),
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
         ["detail"] if *m == Method::GET => get_all(state, req, None, true).await,
@@ -73,10 +73,6 @@ pub async fn route(
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
     }
-}
-
-fn missing_argument(name: &str) -> ApiError {
-    MagnumError::new(ErrorKind::MissingArgument, &[("argname", &name)]).into()
 }
 
 // ---------------------------------------------------------------------------------------

@@ -34,12 +34,12 @@ pub async fn route(
         [] => match *m {
             Method::GET => get_all(state, req).await,
             Method::POST => post(state, req, body).await,
-            Method::PATCH | Method::DELETE => Err(missing_argument("project_id")),
+            Method::PATCH | Method::DELETE => Err(crate::resources::clusters::missing_path_argument(req, "project_id")),
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
         [ident] => match *m {
             // `/detail` is a declared custom action without a handler: `get_one("detail")`.
-            Method::GET | Method::PATCH | Method::DELETE => Err(missing_argument("resource")),
+            Method::GET | Method::PATCH | Method::DELETE => Err(crate::resources::clusters::missing_path_argument(req, "resource")),
             Method::POST => Err(invalid_input(
                 "quota",
                 ident,
@@ -63,10 +63,6 @@ pub async fn route(
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
     }
-}
-
-fn missing_argument(name: &str) -> ApiError {
-    MagnumError::new(ErrorKind::MissingArgument, &[("argname", &name)]).into()
 }
 
 // ---------------------------------------------------------------------------------------
