@@ -29,6 +29,7 @@ mod handlers;
 pub mod heartbeat;
 mod indirection;
 pub mod notify;
+pub mod ownership;
 pub mod periodic;
 pub mod rpc_server;
 mod save;
@@ -69,6 +70,12 @@ pub struct ConductorSettings {
     /// What `delete_cluster` may take beyond `driver_call_timeout`: the wait for the cluster's
     /// load balancers to go (`[cluster] pre_delete_lb_timeout`, Magnum's pre-delete).
     pub pre_delete_timeout: Duration,
+    /// `[DEFAULT] host`: this conductor's `magnum_service` row, its name among the live
+    /// conductors that share the periodic work ([`ownership`]).
+    pub host: Option<String>,
+    /// `[DEFAULT] service_down_time`: a conductor whose heartbeat is older is not live, and
+    /// its clusters' periodic work moves to the others.
+    pub service_down_time: Duration,
 }
 
 impl Default for ConductorSettings {
@@ -79,6 +86,8 @@ impl Default for ConductorSettings {
             sync_concurrency: 8,
             driver_call_timeout: Duration::from_secs(60),
             pre_delete_timeout: Duration::from_secs(60),
+            host: None,
+            service_down_time: Duration::from_secs(180),
         }
     }
 }

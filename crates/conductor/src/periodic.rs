@@ -30,6 +30,7 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::notify::{Action, Outcome};
+use crate::ownership::Membership;
 use crate::save::{apply_writes, write_cluster_diff};
 use crate::{admin_context, Conductor};
 
@@ -50,6 +51,8 @@ pub struct SyncReport {
     pub transient: usize,
     /// Clusters skipped because an operation on them was running.
     pub busy: usize,
+    /// Clusters in progress left to the other live conductors ([`crate::ownership`]).
+    pub others: usize,
 }
 
 /// The outcome of one cluster's sync.
@@ -188,6 +191,12 @@ impl Conductor {
                 };
             }
         };
+        let Some((clusters, others)) = self.owned(clusters, "sync_cluster_status").await else {
+            return SyncReport {
+                errors: 1,
+                ..SyncReport::default()
+            };
+        };
         {
             let mut since = self.since();
             since.retain(|uuid, _| {
@@ -198,6 +207,7 @@ impl Conductor {
         }
         let mut report = SyncReport {
             checked: clusters.len(),
+            others,
             ..SyncReport::default()
         };
         let job_timeout = self.settings.driver_call_timeout * 2 + Duration::from_secs(30);
@@ -238,8 +248,43 @@ impl Conductor {
         }
         if report.changed > 0 || report.errors > 0 || report.transient > 0 {
             tracing::info!(?report, "cluster status sync");
+        } else {
+            tracing::debug!(?report, "cluster status sync");
         }
         report
+    }
+
+    /// The clusters of `clusters` whose periodic work is this conductor's on this tick, and
+    /// how many were left to the other live conductors; `None` (tick skipped) when the live
+    /// set cannot be read.
+    async fn owned(&self, clusters: Vec<Cluster>, task: &str) -> Option<(Vec<Cluster>, usize)> {
+        let members = match Membership::read(
+            &self.db,
+            self.settings.host.as_deref(),
+            self.settings.service_down_time,
+        )
+        .await
+        {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(task, error = %e, "cannot read the live conductors; tick skipped");
+                return None;
+            }
+        };
+        let total = clusters.len();
+        let mine: Vec<Cluster> = clusters
+            .into_iter()
+            .filter(|c| members.owns(c.uuid.as_deref().unwrap_or_default()))
+            .collect();
+        tracing::debug!(
+            task,
+            conductors = members.size(),
+            mine = mine.len(),
+            others = total - mine.len(),
+            "periodic round"
+        );
+        let others = total - mine.len();
+        Some((mine, others))
     }
 
     /// `ClusterUpdateJob.update_status` for one cluster, under the cluster's operation lock:
@@ -271,6 +316,7 @@ impl Conductor {
                     template: &template,
                     nodegroups: &ngs,
                 };
+                tracing::debug!(cluster = %uuid, driver = driver.name(), "update_cluster_status");
                 let call = driver.update_cluster_status(&dctx, &cluster);
                 match self.bounded("update_cluster_status", call).await {
                     Ok(r) => r,
@@ -412,6 +458,9 @@ impl Conductor {
                 tracing::warn!(error = %e, "Ignore error when syncing up cluster health status.");
                 return 0;
             }
+        };
+        let Some((clusters, _)) = self.owned(clusters, "sync_cluster_health_status").await else {
+            return 0;
         };
         let results = self
             .for_each_bounded(clusters, |me, cluster| async move {
