@@ -8,53 +8,12 @@
 #[path = "common/coe.rs"]
 mod coe;
 
+#[path = "common/services.rs"]
+mod service_conf;
+
 use coe::Cli;
 use openkeel::services::{self, ServiceOptions};
-use std::path::Path;
-
-/// A Magnum-style configuration for both services: MariaDB, RabbitMQ with a private control
-/// exchange and conductor topic (oslo.messaging names the topic queue after the topic alone,
-/// so tests on one broker must not share it), noauth, the simulator driver and the simulated
-/// cloud.
-pub fn service_config(dir: &Path, db_url: &str, exchange: &str) -> openkeel_core::config::Config {
-    service_config_with(dir, db_url, exchange, "")
-}
-
-pub fn service_config_with(
-    dir: &Path,
-    db_url: &str,
-    exchange: &str,
-    extra: &str,
-) -> openkeel_core::config::Config {
-    let rabbit =
-        openkeel_tests::rabbit_url()
-            .expect("RabbitMQ")
-            .replacen("amqp://", "rabbit://", 1);
-    let text = format!(
-        "[DEFAULT]\n\
-         transport_url = {rabbit}\n\
-         control_exchange = {exchange}\n\
-         rpc_response_timeout = 30\n\
-         host = okt-conductor\n\
-         [conductor]\n\
-         topic = {exchange}-conductor\n\
-         [database]\n\
-         connection = {db_url}\n\
-         [certificates]\n\
-         cert_manager_type = x509keypair\n\
-         [openkeel]\n\
-         auth_strategy = noauth\n\
-         rpc_transport = rabbit\n\
-         enable_simulator_driver = true\n\
-         simulated_cloud = true\n\
-         status_sync_interval = 1\n\
-         {extra}"
-    );
-    let path = dir.join("magnum.conf");
-    std::fs::write(&path, text).unwrap();
-    openkeel_core::config::Config::load_sequence(&[openkeel_core::config::ConfigSource::File(path)])
-        .unwrap()
-}
+use service_conf::{service_config, service_config_with};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openstack_coe_flow_through_openkeel_api_and_openkeel_conductor_over_rabbitmq() {

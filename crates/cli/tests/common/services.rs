@@ -1,0 +1,66 @@
+//! The configuration of `openkeel-api` / `openkeel-conductor` in the tests that run them as
+//! services on the shared MariaDB and RabbitMQ.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+/// A Magnum-style configuration for both services: MariaDB, RabbitMQ with a private control
+/// exchange and conductor topic (oslo.messaging names the topic queue after the topic alone,
+/// so tests on one broker must not share it), noauth, the simulator driver and the simulated
+/// cloud.
+pub fn service_config(dir: &Path, db_url: &str, exchange: &str) -> openkeel_core::config::Config {
+    service_config_with(dir, db_url, exchange, "")
+}
+
+/// [`service_config`] with `extra` appended (after the `[openkeel]` section).
+pub fn service_config_with(
+    dir: &Path,
+    db_url: &str,
+    exchange: &str,
+    extra: &str,
+) -> openkeel_core::config::Config {
+    let path = dir.join("magnum.conf");
+    std::fs::write(
+        &path,
+        service_conf_text(db_url, exchange, "okt-conductor", "", extra),
+    )
+    .unwrap();
+    openkeel_core::config::Config::load_sequence(&[openkeel_core::config::ConfigSource::File(path)])
+        .unwrap()
+}
+
+/// The text of [`service_config`]: `[DEFAULT] host = {host}` followed by `default_extra`, and
+/// `extra` at the end.
+pub fn service_conf_text(
+    db_url: &str,
+    exchange: &str,
+    host: &str,
+    default_extra: &str,
+    extra: &str,
+) -> String {
+    let rabbit =
+        openkeel_tests::rabbit_url()
+            .expect("RabbitMQ")
+            .replacen("amqp://", "rabbit://", 1);
+    format!(
+        "[DEFAULT]\n\
+         transport_url = {rabbit}\n\
+         control_exchange = {exchange}\n\
+         rpc_response_timeout = 30\n\
+         host = {host}\n\
+         {default_extra}\
+         [conductor]\n\
+         topic = {exchange}-conductor\n\
+         [database]\n\
+         connection = {db_url}\n\
+         [certificates]\n\
+         cert_manager_type = x509keypair\n\
+         [openkeel]\n\
+         auth_strategy = noauth\n\
+         rpc_transport = rabbit\n\
+         enable_simulator_driver = true\n\
+         simulated_cloud = true\n\
+         status_sync_interval = 1\n\
+         {extra}"
+    )
+}

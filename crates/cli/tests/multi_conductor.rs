@@ -1,0 +1,308 @@
+//! Several `openkeel-conductor` processes on one MariaDB and one RabbitMQ topic: each
+//! cluster's periodic work runs on exactly one live conductor per tick, a conductor killed
+//! with SIGKILL loses its clusters to the others within `service_down_time` and a tick, and
+//! takes its share back when it comes back (docs/architecture.md, "Several conductors").
+//!
+//! The conductors are the real binary, started three times with their own `[DEFAULT] host`;
+//! what each one asks the simulator driver is read from its debug log
+//! (`update_cluster_status cluster=<uuid>` per call, `periodic round task=sync_cluster_status`
+//! at the start of each tick).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/services.rs"]
+mod service_conf;
+
+use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const CLUSTERS: usize = 30;
+/// `[DEFAULT] service_down_time` of the test (seconds).
+const DOWN_TIME: u64 = 4;
+/// The status sync's interval (`[openkeel] status_sync_interval`, seconds).
+const TICK: u64 = 1;
+
+struct Conductor {
+    host: String,
+    conf: PathBuf,
+    log: PathBuf,
+    child: Option<tokio::process::Child>,
+}
+
+impl Conductor {
+    fn start(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .unwrap();
+        let child = openkeel_tests::helper(env!("CARGO_BIN_EXE_openkeel-conductor"))
+            .arg("--config-file")
+            .arg(&self.conf)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("openkeel-conductor");
+        self.child = Some(child);
+    }
+
+    async fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            c.start_kill().unwrap(); // SIGKILL
+            c.wait().await.unwrap();
+        }
+    }
+
+    fn log_len(&self) -> usize {
+        std::fs::metadata(&self.log).map_or(0, |m| m.len() as usize)
+    }
+
+    /// The log from byte `from` on.
+    fn log_since(&self, from: usize) -> String {
+        let all = std::fs::read(&self.log).unwrap_or_default();
+        String::from_utf8_lossy(all.get(from..).unwrap_or_default()).into_owned()
+    }
+}
+
+/// The clusters each complete status tick in `log` asked the driver about: the text between
+/// two `periodic round` lines of the status sync is one tick.
+fn ticks(log: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in log.lines() {
+        if line.contains("periodic round") && line.contains("sync_cluster_status") {
+            if let Some(done) = current.take() {
+                out.push(done);
+            }
+            current = Some(Vec::new());
+        } else if line.contains("update_cluster_status cluster=") {
+            if let Some(t) = current.as_mut() {
+                let uuid = line
+                    .split("cluster=")
+                    .nth(1)
+                    .and_then(|r| r.split_whitespace().next())
+                    .unwrap();
+                t.push(uuid.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Over the logs written since `marks`: every cluster of `all` was asked about by exactly one
+/// of `live`, once in each of that conductor's complete ticks. Returns each conductor's share.
+fn check_one_owner_per_tick(
+    conductors: &[Conductor],
+    live: &[usize],
+    marks: &[usize],
+    all: &BTreeSet<String>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut owner: BTreeMap<String, String> = BTreeMap::new();
+    let mut shares = BTreeMap::new();
+    for &i in live {
+        let c = &conductors[i];
+        let ts = ticks(&c.log_since(marks[i]));
+        assert!(ts.len() >= 2, "{}: fewer than two complete ticks", c.host);
+        let first: BTreeSet<String> = ts[0].iter().cloned().collect();
+        for (n, t) in ts.iter().enumerate() {
+            let set: BTreeSet<String> = t.iter().cloned().collect();
+            assert_eq!(
+                set.len(),
+                t.len(),
+                "{} tick {n}: a cluster synced twice",
+                c.host
+            );
+            assert_eq!(set, first, "{} tick {n}: its share changed", c.host);
+        }
+        for u in &first {
+            if let Some(other) = owner.insert(u.clone(), c.host.clone()) {
+                panic!("{u} synced by both {other} and {}", c.host);
+            }
+        }
+        shares.insert(c.host.clone(), first);
+    }
+    let synced: BTreeSet<String> = owner.keys().cloned().collect();
+    assert_eq!(&synced, all, "every cluster in progress is synced");
+    shares
+}
+
+fn conf(dir: &Path, db_url: &str, exchange: &str, host: &str) -> PathBuf {
+    let text = service_conf::service_conf_text(
+        db_url,
+        exchange,
+        host,
+        &format!("service_down_time = {DOWN_TIME}\nperiodic_interval_max = 1\ndebug = true\n"),
+        &format!("status_sync_interval = {TICK}\n"),
+    );
+    let path = dir.join(format!("{host}.conf"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+async fn clusters_in_progress(db: &openkeel_db::Database, n: usize) -> BTreeSet<String> {
+    let template = openkeel_db::cluster_template::create(
+        db,
+        &ClusterTemplate {
+            uuid: Some(uuid::Uuid::new_v4().to_string()),
+            name: Some("k8s".into()),
+            image_id: Some("ubuntu-jammy".into()),
+            coe: Some("kubernetes".into()),
+            server_type: Some("vm".into()),
+            cluster_distro: Some("ubuntu".into()),
+            project_id: Some("p".into()),
+            user_id: Some("u".into()),
+            ..ClusterTemplate::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut out = BTreeSet::new();
+    for i in 0..n {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        // In progress for as long as the test runs: the simulator completes it after
+        // `simulator_ticks` status ticks.
+        let labels = [("simulator_ticks".to_string(), "1000000".to_string())]
+            .into_iter()
+            .collect();
+        openkeel_db::cluster::create(
+            db,
+            &Cluster {
+                uuid: Some(uuid.clone()),
+                name: Some(format!("c{i}")),
+                project_id: Some("p".into()),
+                user_id: Some("u".into()),
+                cluster_template_id: template.uuid.clone(),
+                status: Some(ClusterStatus::CreateInProgress),
+                stack_id: Some(format!("kube-{i}")),
+                create_timeout: Some(600),
+                labels: Some(labels),
+                ..Cluster::default()
+            },
+        )
+        .await
+        .unwrap();
+        out.insert(uuid);
+    }
+    out
+}
+
+/// Wait until the conductors of `live` each report `want` live conductors in a status tick
+/// logged after `marks`.
+async fn wait_members(conductors: &[Conductor], live: &[usize], marks: &[usize], want: usize) {
+    let deadline = Instant::now() + Duration::from_secs(DOWN_TIME * 3 + 10);
+    'outer: loop {
+        assert!(
+            Instant::now() < deadline,
+            "the conductors never saw {want} live conductors"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for &i in live {
+            let log = conductors[i].log_since(marks[i]);
+            let needle = format!("conductors={want}");
+            if !log.lines().any(|l| {
+                l.contains("periodic round")
+                    && l.contains("sync_cluster_status")
+                    && l.contains(&needle)
+            }) {
+                continue 'outer;
+            }
+        }
+        return;
+    }
+}
+
+fn marks(conductors: &[Conductor]) -> Vec<usize> {
+    conductors.iter().map(Conductor::log_len).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_cluster_is_synced_by_one_live_conductor_and_a_killed_ones_move_on() {
+    let Some(_) = openkeel_tests::rabbit_url() else {
+        return;
+    };
+    let Some(mdb) = openkeel_tests::fresh_mysql_database().await else {
+        return;
+    };
+    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
+    openkeel_db::manage::upgrade(&db).await.unwrap();
+    let all = clusters_in_progress(&db, CLUSTERS).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = format!("okt-multi-{}", uuid::Uuid::new_v4().simple());
+    let mut conductors: Vec<Conductor> = ["okt-c1", "okt-c2", "okt-c3"]
+        .iter()
+        .map(|host| Conductor {
+            host: host.to_string(),
+            conf: conf(dir.path(), mdb.url(), &exchange, host),
+            log: dir.path().join(format!("{host}.log")),
+            child: None,
+        })
+        .collect();
+    for c in &mut conductors {
+        c.start();
+    }
+
+    // Three live conductors: every cluster on exactly one of them, on every tick.
+    let m = marks(&conductors);
+    wait_members(&conductors, &[0, 1, 2], &m, 3).await;
+    let m = marks(&conductors);
+    tokio::time::sleep(Duration::from_secs(TICK * 4)).await;
+    let shares = check_one_owner_per_tick(&conductors, &[0, 1, 2], &m, &all);
+    for (host, share) in &shares {
+        assert!(!share.is_empty(), "{host} has no share: {shares:?}");
+    }
+    let killed_share = shares["okt-c2"].clone();
+
+    // kill -9 the second: its clusters are synced by the others within
+    // service_down_time + one tick (+ one heartbeat interval, the resolution of the rows).
+    let m = marks(&conductors);
+    conductors[1].kill9().await;
+    let killed_at = Instant::now();
+    let limit = Duration::from_secs(DOWN_TIME + TICK + 1) + Duration::from_millis(1500);
+    loop {
+        let seen: BTreeSet<String> = [0, 2]
+            .iter()
+            .flat_map(|&i| ticks(&conductors[i].log_since(m[i])).into_iter().flatten())
+            .collect();
+        if killed_share.is_subset(&seen) {
+            break;
+        }
+        assert!(
+            killed_at.elapsed() < limit,
+            "okt-c2's clusters were not taken over within {limit:?}: {:?} missing",
+            killed_share.difference(&seen).collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let took_over = killed_at.elapsed();
+    eprintln!(
+        "okt-c2's {} clusters taken over after {took_over:?}",
+        killed_share.len()
+    );
+    let m = marks(&conductors);
+    wait_members(&conductors, &[0, 2], &m, 2).await;
+    let m = marks(&conductors);
+    tokio::time::sleep(Duration::from_secs(TICK * 4)).await;
+    let two = check_one_owner_per_tick(&conductors, &[0, 2], &m, &all);
+    // Only the dead conductor's clusters moved.
+    for host in ["okt-c1", "okt-c3"] {
+        assert!(shares[host].is_subset(&two[host]), "{host} lost clusters");
+    }
+
+    // It comes back: the work is shared by three again, and it has its old share.
+    let m = marks(&conductors);
+    conductors[1].start();
+    wait_members(&conductors, &[0, 1, 2], &m, 3).await;
+    let m = marks(&conductors);
+    tokio::time::sleep(Duration::from_secs(TICK * 4)).await;
+    let again = check_one_owner_per_tick(&conductors, &[0, 1, 2], &m, &all);
+    assert_eq!(again, shares, "the same shares as before the kill");
+
+    for c in &mut conductors {
+        c.kill9().await;
+    }
+}
