@@ -338,19 +338,63 @@ impl Conductor {
                 StatusReport::unchanged()
             }
         };
-        let (mut new, writes) = merge_report(&cluster, &ngs, report);
-        apply_writes(&self.db, &uuid, &writes).await?;
+        let (new, writes) = merge_report(&cluster, &ngs, report);
+        let overdue = new
+            .status
+            .filter(|s| s.is_in_progress())
+            .and_then(|s| self.overdue(&cluster, s).map(|reason| (s, reason)));
+        if writes.is_empty() && new == cluster && overdue.is_none() {
+            return Ok((One::Unchanged, transient));
+        }
+        // Something to write: under the cluster's lock across the conductors, and only if no
+        // operation (in this conductor or another) changed the cluster since it was read.
+        let Some(server) = self.try_server_lock(&uuid).await? else {
+            tracing::debug!(cluster = %uuid, "an operation is running in another conductor: status sync skipped this tick");
+            return Ok((One::Busy, transient));
+        };
+        let now = cluster_db::get_by_uuid(&self.db, &scope, &uuid).await;
+        let moved = match &now {
+            Ok(c) => *c != cluster || self.nodegroups_of(&scope, c).await? != ngs,
+            Err(e) if e.is_not_found() => true,
+            Err(_) => false,
+        };
+        let r = match now {
+            Err(e) if !e.is_not_found() => Err(e.into()),
+            _ if moved => {
+                tracing::debug!(cluster = %uuid, "an operation changed the cluster meanwhile: status sync skipped this tick");
+                Ok((One::Busy, transient))
+            }
+            _ => self
+                .write_sync(&ctx, &uuid, cluster, new, writes, overdue)
+                .await
+                .map(|one| (one, transient)),
+        };
+        server.release().await;
+        r
+    }
+
+    /// The status sync's writes for one cluster (under its lock): the report's, the operation
+    /// timeout's, the notification of a final status, the deletion cascade.
+    async fn write_sync(
+        self: &Arc<Self>,
+        ctx: &openkeel_core::context::RequestContext,
+        uuid: &str,
+        cluster: Cluster,
+        mut new: Cluster,
+        writes: Writes,
+        overdue: Option<(ClusterStatus, String)>,
+    ) -> Result<One, MagnumError> {
+        let scope = Scope::admin_all_tenants();
+        apply_writes(&self.db, uuid, &writes).await?;
 
         let mut outcome = One::Unchanged;
-        if let Some(status) = new.status.filter(|s| s.is_in_progress()) {
-            if let Some(reason) = self.overdue(&cluster, status) {
-                tracing::warn!(cluster = %uuid, status = status.as_str(), "{reason}");
-                let ngs = self.nodegroups_of(&scope, &cluster).await?;
-                let (n, writes) = merge_report(&new, &ngs, failure_report(&new, &ngs, &reason));
-                apply_writes(&self.db, &uuid, &writes).await?;
-                new = n;
-                outcome = One::TimedOut;
-            }
+        if let Some((status, reason)) = overdue {
+            tracing::warn!(cluster = %uuid, status = status.as_str(), "{reason}");
+            let ngs = self.nodegroups_of(&scope, &cluster).await?;
+            let (n, writes) = merge_report(&new, &ngs, failure_report(&new, &ngs, &reason));
+            apply_writes(&self.db, uuid, &writes).await?;
+            new = n;
+            outcome = One::TimedOut;
         }
         let deleting = new.status == Some(ClusterStatus::DeleteComplete);
         if !deleting {
@@ -373,7 +417,7 @@ impl Conductor {
                 match Action::for_final_status(status) {
                     Some(action) => {
                         self.notifier
-                            .notify_cluster_operation(&ctx, action, o, &new)
+                            .notify_cluster_operation(ctx, action, o, &new)
                             .await
                     }
                     None => tracing::warn!(
@@ -387,20 +431,20 @@ impl Conductor {
 
         if deleting {
             if let Some(certs) = &self.certificates {
-                if let Err(e) = certs.delete_certificates(&ctx, &cluster).await {
+                if let Err(e) = certs.delete_certificates(ctx, &cluster).await {
                     tracing::warn!(cluster = %uuid, error = %e, "cannot delete the cluster's certificates");
                 }
             }
-            match cluster_db::destroy_with_nodegroups(&self.db, &uuid).await {
+            match cluster_db::destroy_with_nodegroups(&self.db, uuid).await {
                 Ok(()) => {}
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e.into()),
             }
-            self.since().remove(&uuid);
+            self.since().remove(uuid);
             tracing::info!(cluster = %uuid, "cluster deleted");
-            return Ok((One::Deleted, transient));
+            return Ok(One::Deleted);
         }
-        Ok((outcome, transient))
+        Ok(outcome)
     }
 
     /// The timeout reason when `cluster` has been in `status` for longer than allowed.
