@@ -23,8 +23,10 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 use openkeel_core::error::MagnumError;
 use openkeel_core::objects::NodeGroup;
-use openkeel_core::objects::{Cluster, ClusterStatus};
-use openkeel_db::{cluster as cluster_db, ClusterFilters, Page, Scope};
+use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate};
+use openkeel_db::{
+    cluster as cluster_db, cluster_template, nodegroup as ng_db, ClusterFilters, Page, Scope,
+};
 use openkeel_drivers::{DriverContext, NodeGroupReport, StatusChange, StatusReport, Writes};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
@@ -64,6 +66,29 @@ enum One {
     Changed,
     Deleted,
     TimedOut,
+}
+
+/// A tick's nodegroups (by cluster uuid) and templates (by uuid).
+struct Known {
+    ngs: std::collections::HashMap<String, Vec<NodeGroup>>,
+    templates: std::collections::HashMap<String, ClusterTemplate>,
+}
+
+impl Known {
+    fn of(&self, cluster: &Cluster) -> (Vec<NodeGroup>, Option<ClusterTemplate>) {
+        let ngs = cluster
+            .uuid
+            .as_deref()
+            .and_then(|u| self.ngs.get(u))
+            .cloned()
+            .unwrap_or_default();
+        let template = cluster
+            .cluster_template_id
+            .as_deref()
+            .and_then(|t| self.templates.get(t))
+            .cloned();
+        (ngs, template)
+    }
 }
 
 /// The statuses the health poll looks at (`periodic.py:194-205`).
@@ -210,11 +235,17 @@ impl Conductor {
             others,
             ..SyncReport::default()
         };
+        let Some(known) = self.prefetch(&clusters, "sync_cluster_status").await else {
+            report.errors = 1;
+            return report;
+        };
         let job_timeout = self.settings.driver_call_timeout * 2 + Duration::from_secs(30);
         let results = self
-            .for_each_bounded(clusters, move |me, cluster| async move {
+            .for_each_bounded(clusters, move |me, cluster| {
+                let (ngs, template) = known.of(&cluster);
+                async move {
                 let uuid = cluster.uuid.clone().unwrap_or_default();
-                match tokio::time::timeout(job_timeout, me.sync_one(cluster)).await {
+                match tokio::time::timeout(job_timeout, me.sync_one(cluster, ngs, template)).await {
                     Ok(Ok(one)) => Some(one),
                     Ok(Err(e)) => {
                         tracing::warn!(cluster = %uuid, error = %e, "cluster status sync failed");
@@ -225,7 +256,7 @@ impl Conductor {
                         None
                     }
                 }
-            })
+            }})
             .await;
         for r in results {
             if matches!(r, Some((_, true))) {
@@ -252,6 +283,51 @@ impl Conductor {
             tracing::debug!(?report, "cluster status sync");
         }
         report
+    }
+
+    /// The nodegroups and templates of a tick's clusters, read at once (one statement each
+    /// per 10,000 clusters) instead of two per cluster; `None` (tick skipped) on a database
+    /// error.
+    async fn prefetch(&self, clusters: &[Cluster], task: &str) -> Option<Arc<Known>> {
+        let scope = Scope::admin_all_tenants();
+        let uuids: Vec<&str> = clusters.iter().filter_map(|c| c.uuid.as_deref()).collect();
+        let mut templates: Vec<&str> = clusters
+            .iter()
+            .filter_map(|c| c.cluster_template_id.as_deref())
+            .collect();
+        templates.sort_unstable();
+        templates.dedup();
+        let read = async {
+            let ngs = ng_db::list_for_clusters(&self.db, &scope, &uuids).await?;
+            let templates = cluster_template::list_by_uuids(&self.db, &scope, &templates).await?;
+            Ok::<_, openkeel_db::DbError>(Known { ngs, templates })
+        };
+        match read.await {
+            Ok(k) => Some(Arc::new(k)),
+            Err(e) => {
+                tracing::warn!(task, error = %e, "cannot read the clusters' nodegroups and templates; tick skipped");
+                None
+            }
+        }
+    }
+
+    /// The cluster's template (read with the tick's) and its driver (`get_driver_for_cluster`);
+    /// no template is `ClusterTemplateNotFound`, as the look-up one at a time answered.
+    fn driver_for(
+        &self,
+        cluster: &Cluster,
+        template: Option<ClusterTemplate>,
+    ) -> Result<(ClusterTemplate, Arc<dyn openkeel_drivers::Driver>), MagnumError> {
+        let template = template.ok_or_else(|| {
+            MagnumError::from(openkeel_db::DbError::ClusterTemplateNotFound(
+                cluster
+                    .cluster_template_id
+                    .clone()
+                    .unwrap_or_else(|| "None".into()),
+            ))
+        })?;
+        let driver = self.drivers.get_driver_for_template(&template)?;
+        Ok((template, driver))
     }
 
     /// The clusters of `clusters` whose periodic work is this conductor's on this tick, and
@@ -287,29 +363,26 @@ impl Conductor {
         Some((mine, others))
     }
 
-    /// `ClusterUpdateJob.update_status` for one cluster, under the cluster's operation lock:
-    /// a cluster whose operation is running is skipped this tick, and the row is read again
-    /// once the lock is held, so what the driver reports is written over the state it saw
-    /// and never over an operation that started meanwhile.
-    async fn sync_one(self: &Arc<Self>, listed: Cluster) -> Result<(One, bool), MagnumError> {
+    /// `ClusterUpdateJob.update_status` for one cluster (as listed this tick, with its
+    /// nodegroups and template read with the others'): a cluster whose operation is running
+    /// in this conductor is skipped this tick; the driver is asked about the state read, and
+    /// what it reports is written only under the cluster's lock and only if the cluster is
+    /// still in that state, so it never lands over an operation that started meanwhile.
+    async fn sync_one(
+        self: &Arc<Self>,
+        cluster: Cluster,
+        ngs: Vec<NodeGroup>,
+        template: Option<ClusterTemplate>,
+    ) -> Result<(One, bool), MagnumError> {
         let ctx = admin_context();
         let scope = Scope::admin_all_tenants();
-        let uuid = listed.uuid.clone().unwrap_or_default();
+        let uuid = cluster.uuid.clone().unwrap_or_default();
         let Some(_serial) = self.try_cluster_lock(&uuid) else {
             tracing::debug!(cluster = %uuid, "an operation is running: status sync skipped this tick");
             return Ok((One::Busy, false));
         };
-        let cluster = match cluster_db::get_by_uuid(&self.db, &scope, &uuid).await {
-            Ok(c) => c,
-            Err(e) if e.is_not_found() => return Ok((One::Unchanged, false)),
-            Err(e) => return Err(e.into()),
-        };
-        if !cluster.status.is_some_and(ClusterStatus::is_in_progress) {
-            return Ok((One::Unchanged, false));
-        }
         let mut transient = false;
-        let ngs = self.nodegroups_of(&scope, &cluster).await?;
-        let report = match self.driver_of(&scope, &cluster).await {
+        let report = match self.driver_for(&cluster, template) {
             Ok((template, driver)) => {
                 let dctx = DriverContext {
                     request: &ctx,
@@ -506,26 +579,34 @@ impl Conductor {
         let Some((clusters, _)) = self.owned(clusters, "sync_cluster_health_status").await else {
             return 0;
         };
+        let Some(known) = self.prefetch(&clusters, "sync_cluster_health_status").await else {
+            return 0;
+        };
         let results = self
-            .for_each_bounded(clusters, |me, cluster| async move {
+            .for_each_bounded(clusters, |me, cluster| {
+                let (ngs, template) = known.of(&cluster);
+                async move {
                 let uuid = cluster.uuid.clone().unwrap_or_default();
-                match me.health_one(cluster).await {
+                match me.health_one(cluster, ngs, template).await {
                     Ok(updated) => updated,
                     Err(e) => {
                         tracing::warn!(cluster = %uuid, error = %e, "Skip pulling data from cluster");
                         false
                     }
                 }
-            })
+            }})
             .await;
         results.into_iter().filter(|u| *u).count()
     }
 
-    async fn health_one(self: &Arc<Self>, cluster: Cluster) -> Result<bool, MagnumError> {
+    async fn health_one(
+        self: &Arc<Self>,
+        cluster: Cluster,
+        ngs: Vec<NodeGroup>,
+        template: Option<ClusterTemplate>,
+    ) -> Result<bool, MagnumError> {
         let ctx = admin_context();
-        let scope = Scope::admin_all_tenants();
-        let (template, driver) = self.driver_of(&scope, &cluster).await?;
-        let ngs = self.nodegroups_of(&scope, &cluster).await?;
+        let (template, driver) = self.driver_for(&cluster, template)?;
         let dctx = DriverContext {
             request: &ctx,
             template: &template,
