@@ -156,7 +156,10 @@ async fn a_status_tick_costs_the_same_statements_for_10_or_40_clusters() {
             assert_eq!((r.checked, r.changed, r.errors), (n, 0, 0), "{r:?}");
             per_tick.push(statements);
         }
-        assert_eq!(per_tick[0], per_tick[1], "statements per tick: {per_tick:?}");
+        assert_eq!(
+            per_tick[0], per_tick[1],
+            "statements per tick: {per_tick:?}"
+        );
         assert!(per_tick[0] <= 4, "statements per tick: {per_tick:?}");
     });
 }
