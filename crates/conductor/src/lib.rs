@@ -145,7 +145,8 @@ impl Conductor {
     /// [`Conductor::lock_wait`].
     async fn cluster_lock(&self, uuid: &str) -> Result<ClusterLock, MagnumError> {
         let local = self.cluster_mutex(uuid).lock_owned().await;
-        let server = openkeel_db::lock::hold_lock(&self.db, &lock_name(uuid), self.lock_wait())
+        let wait = self.lock_wait();
+        let server = openkeel_db::lock::hold_lock(&self.db, &lock_name(uuid), wait, wait)
             .await
             .map_err(|e| {
                 tracing::error!(cluster = uuid, error = %e, "cannot take the cluster's lock; the operation is not run");
@@ -169,11 +170,12 @@ impl Conductor {
         r
     }
 
-    /// The longest an operation waits for another conductor's operation on its cluster: what
-    /// one operation handler may take (its driver call, the pre-delete wait, the database
+    /// The longest an operation waits for another conductor's operation on its cluster, and
+    /// the longest a conductor whose host vanished keeps the lock: what one operation handler
+    /// may take (its driver call, the pre-delete wait, the database
     /// writes and certificates around them).
     fn lock_wait(&self) -> Duration {
-        self.settings.driver_call_timeout
+        self.settings.driver_call_timeout * 2
             + self.settings.pre_delete_timeout
             + Duration::from_secs(60)
     }
@@ -181,7 +183,8 @@ impl Conductor {
     /// The cross-process lock of cluster `uuid` if no conductor's operation holds it now (the
     /// status sync takes it only to write).
     async fn try_server_lock(&self, uuid: &str) -> Result<Option<HeldLock>, MagnumError> {
-        Ok(openkeel_db::lock::try_hold_lock(&self.db, &lock_name(uuid)).await?)
+        let hold = self.lock_wait();
+        Ok(openkeel_db::lock::try_hold_lock(&self.db, &lock_name(uuid), hold).await?)
     }
 
     fn cluster_mutex(&self, uuid: &str) -> Arc<tokio::sync::Mutex<()>> {

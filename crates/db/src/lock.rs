@@ -106,7 +106,12 @@ pub struct HeldLock {
 /// What one `GET_LOCK` statement may take beyond the wait it asks the server for.
 const STATEMENT_MARGIN: Duration = Duration::from_secs(10);
 
-async fn get_lock(db: &Database, name: &str, wait: Duration) -> Result<Option<HeldLock>, DbError> {
+async fn get_lock(
+    db: &Database,
+    name: &str,
+    wait: Duration,
+    hold: Duration,
+) -> Result<Option<HeldLock>, DbError> {
     if db.backend() == crate::Backend::Sqlite {
         return Ok(Some(HeldLock { server: None }));
     }
@@ -117,6 +122,23 @@ async fn get_lock(db: &Database, name: &str, wait: Duration) -> Result<Option<He
     // Whole seconds, rounded up (GET_LOCK's unit); 0 is "try".
     let secs =
         i64::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).unwrap_or(i64::MAX);
+    // The session is idle while the lock is held: if this process's host goes away without
+    // closing the connection, the server ends the session (and frees the lock) after `hold`
+    // rather than after its default `wait_timeout` (8 hours).
+    let idle = i64::try_from(hold.as_secs().max(1)).unwrap_or(i64::MAX);
+    let sql = format!("SET SESSION wait_timeout = {idle}");
+    let mut conn = c.conn();
+    match tokio::time::timeout(STATEMENT_MARGIN, conn.fetch_all(&sql, &[])).await {
+        Ok(r) => {
+            r?;
+        }
+        Err(_) => {
+            return Err(DbError::Conflict(format!(
+                "Timed out preparing the lock {name}; try again."
+            )))
+        }
+    }
+    drop(conn);
     let args = [Val::from(server_name.as_str()), Val::from(secs)];
     let mut conn = c.conn();
     let statement = conn.fetch_all("SELECT GET_LOCK(?, ?)", &args);
@@ -139,16 +161,26 @@ async fn get_lock(db: &Database, name: &str, wait: Duration) -> Result<Option<He
 }
 
 /// Take the lock `name`, waiting at most `wait` for its holder (in any process) to let go;
-/// a timeout is `Conflict`.
-pub async fn hold_lock(db: &Database, name: &str, wait: Duration) -> Result<HeldLock, DbError> {
-    get_lock(db, name, wait).await?.ok_or_else(|| {
+/// a timeout is `Conflict`. `hold` is the longest the caller keeps it: a process whose host
+/// disappears loses it that long after (MariaDB's `wait_timeout` of the lock's session).
+pub async fn hold_lock(
+    db: &Database,
+    name: &str,
+    wait: Duration,
+    hold: Duration,
+) -> Result<HeldLock, DbError> {
+    get_lock(db, name, wait, hold).await?.ok_or_else(|| {
         DbError::Conflict(format!("Timed out waiting for the lock {name}; try again."))
     })
 }
 
-/// Take the lock `name` if nobody holds it now.
-pub async fn try_hold_lock(db: &Database, name: &str) -> Result<Option<HeldLock>, DbError> {
-    get_lock(db, name, Duration::ZERO).await
+/// Take the lock `name` if nobody holds it now (`hold` as for [`hold_lock`]).
+pub async fn try_hold_lock(
+    db: &Database,
+    name: &str,
+    hold: Duration,
+) -> Result<Option<HeldLock>, DbError> {
+    get_lock(db, name, Duration::ZERO, hold).await
 }
 
 impl HeldLock {
