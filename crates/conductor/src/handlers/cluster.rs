@@ -81,13 +81,28 @@ impl Conductor {
         let mut data = cluster.data;
         data.status = Some(ClusterStatus::CreateInProgress);
         data.status_reason = None;
-        let mut c = Obj::unchanged(cluster_db::create(&self.db, &data).await?);
-
-        let template = self.template_of(&scope, &c.data).await?;
-        let master = default_nodegroup(&c.data, &template, master_count, true)?;
-        ng_db::create(&self.db, &master).await?;
-        let worker = default_nodegroup(&c.data, &template, node_count, false)?;
-        ng_db::create(&self.db, &worker).await?;
+        if data.uuid.as_deref().is_none_or(str::is_empty) {
+            data.uuid = Some(uuid::Uuid::new_v4().to_string());
+        }
+        // The cluster and its two default nodegroups in one transaction: a conductor killed
+        // here leaves all three or none. Without its template (or with a label the default
+        // nodegroups cannot take) the cluster alone is stored, as before the nodegroups.
+        let defaults = async {
+            let template = self.template_of(&scope, &data).await?;
+            let master = default_nodegroup(&data, &template, master_count, true)?;
+            let worker = default_nodegroup(&data, &template, node_count, false)?;
+            Ok::<_, MagnumError>([master, worker])
+        }
+        .await;
+        let mut c = match defaults {
+            Ok(ngs) => {
+                Obj::unchanged(cluster_db::create_with_nodegroups(&self.db, &data, &ngs).await?)
+            }
+            Err(e) => {
+                cluster_db::create(&self.db, &data).await?;
+                return Err(e);
+            }
+        };
 
         let result = async {
             if let Some(certs) = &self.certificates {
