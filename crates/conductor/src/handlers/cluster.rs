@@ -280,6 +280,14 @@ impl Conductor {
             self.notifier
                 .notify_cluster_operation(ctx, Action::Delete, Outcome::Pending, &c.data)
                 .await;
+            // DELETE_IN_PROGRESS before the driver call (Magnum sets it after): a conductor
+            // killed during the call leaves the cluster in progress, and the status sync of
+            // another conductor finishes the delete (or the operation timeout fails it)
+            // instead of the cluster looking untouched after a delete was accepted.
+            set_cluster_status(&mut c, ClusterStatus::DeleteInProgress);
+            set_cluster_reason(&mut c, None);
+            save_cluster(&self.db, &mut c).await?;
+            self.mark_started(&c.data, ClusterStatus::DeleteInProgress);
             let ngs = self.nodegroups_of(&scope, &c.data).await?;
             let dctx = DriverContext {
                 request: ctx,
@@ -345,6 +353,14 @@ impl Conductor {
             ng.touch("node_count");
             set_nodegroup_status(&mut ng, ClusterStatus::UpdateInProgress);
             save_nodegroup(&self.db, &mut ng).await?;
+            // The cluster's UPDATE_IN_PROGRESS before the driver call too (Magnum saves it
+            // after): a conductor killed during the call leaves cluster and nodegroup in
+            // progress, which the status sync finishes or the operation timeout fails, not a
+            // nodegroup in progress under a complete cluster that nothing syncs.
+            set_cluster_status(&mut c, ClusterStatus::UpdateInProgress);
+            set_cluster_reason(&mut c, None);
+            save_cluster(&self.db, &mut c).await?;
+            self.mark_started(&c.data, ClusterStatus::UpdateInProgress);
             self.notifier
                 .notify_cluster_operation(ctx, Action::Update, Outcome::Pending, &c.data)
                 .await;
