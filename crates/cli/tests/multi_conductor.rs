@@ -3,6 +3,9 @@
 //! with SIGKILL loses its clusters to the others within `service_down_time` and a tick, and
 //! takes its share back when it comes back (docs/architecture.md, "Several conductors").
 //!
+//! A conductor killed with SIGKILL in the middle of a create, a resize and a delete leaves
+//! each cluster in a state the others finish or fail, with no row half written.
+//!
 //! Casts about one cluster sent by openkeel-api run in the order it sent them, whichever
 //! conductor is listening: gophercloud's TestNodeGroupsCRUD sequence (three nodegroup PATCHes
 //! and the DELETE within milliseconds) replayed 50 times always ends with the nodegroup gone.
@@ -494,4 +497,181 @@ async fn without_ordered_casts_the_sequence_loses_nodegroups() {
         !stuck.is_empty(),
         "every nodegroup was deleted without the ordering"
     );
+}
+
+/// The conductors whose log shows an operation on `uuid` started after `marks`.
+fn running(conductors: &[Conductor], marks: &[usize], uuid: &str) -> Vec<usize> {
+    let needle = format!("operation started cluster={uuid}");
+    (0..conductors.len())
+        .filter(|&i| conductors[i].log_since(marks[i]).contains(&needle))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster_final() {
+    if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
+        return;
+    }
+    let mdb = openkeel_tests::fresh_mysql_database()
+        .await
+        .expect("MariaDB");
+    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
+    openkeel_db::manage::upgrade(&db).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut conductors, api) = fleet(dir.path(), mdb.url(), true, 0).await;
+    let addr = api.addr;
+    // Every driver operation on these clusters takes 4 s: long enough to be killed in.
+    let slow = serde_json::json!({"simulator_call_seconds": "4"});
+    for name in ["resized", "deleted"] {
+        let (s, c) = api::call(
+            addr,
+            "POST",
+            "/v1/clusters",
+            Some(
+                serde_json::json!({"name": name, "cluster_template_id": "k8s",
+                                    "node_count": 1, "labels": slow}),
+            ),
+        )
+        .await;
+        assert_eq!(s, 202, "{c}");
+    }
+    for name in ["resized", "deleted"] {
+        api::wait_status(addr, name, "CREATE_COMPLETE").await;
+    }
+    let uuid_of = |v: &serde_json::Value| v["uuid"].as_str().unwrap().to_string();
+    let resized = uuid_of(&api::call(addr, "GET", "/v1/clusters/resized", None).await.1);
+    let deleted = uuid_of(&api::call(addr, "GET", "/v1/clusters/deleted", None).await.1);
+
+    // The three operations at once; create_timeout 1 minute for the create.
+    let m = marks(&conductors);
+    let (s, c) = api::call(
+        addr,
+        "POST",
+        "/v1/clusters",
+        Some(
+            serde_json::json!({"name": "created", "cluster_template_id": "k8s",
+                                "node_count": 1, "labels": slow, "create_timeout": 1}),
+        ),
+    )
+    .await;
+    assert_eq!(s, 202, "{c}");
+    let created = uuid_of(&c);
+    let (s, r) = api::call(
+        addr,
+        "POST",
+        &format!("/v1/clusters/{resized}/actions/resize"),
+        Some(serde_json::json!({"node_count": 3})),
+    )
+    .await;
+    assert_eq!(s, 202, "{r}");
+    let (s, d) = api::call(addr, "DELETE", &format!("/v1/clusters/{deleted}"), None).await;
+    assert_eq!(s, 204, "{d}");
+
+    // Kill -9 whoever is running them, in the middle of their driver calls.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut victims = BTreeSet::new();
+    while Instant::now() < deadline && victims.len() < 3 {
+        victims = [&created, &resized, &deleted]
+            .iter()
+            .flat_map(|u| running(&conductors, &m, u))
+            .collect();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!victims.is_empty(), "no conductor started the operations");
+    assert!(
+        victims.len() < conductors.len(),
+        "all conductors ran them: {victims:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for &i in &victims {
+        eprintln!(
+            "killing {} in the middle of the operations",
+            conductors[i].host
+        );
+        conductors[i].kill9().await;
+    }
+
+    // Each cluster reaches a final state: the create fails on its create_timeout (its driver
+    // call never returned), the resize and the delete are finished by the survivors' status
+    // sync (the simulator infers the operation from the stored statuses).
+    let scope = openkeel_db::Scope::admin_all_tenants();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let get = |u: &str| {
+            let db = db.clone();
+            let u = u.to_string();
+            let scope = scope.clone();
+            async move {
+                match openkeel_db::cluster::get_by_uuid(&db, &scope, &u).await {
+                    Ok(c) => c.status,
+                    Err(e) if e.is_not_found() => None,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        };
+        let (c, r, d) = (
+            get(&created).await,
+            get(&resized).await,
+            get(&deleted).await,
+        );
+        let done = matches!(
+            c,
+            Some(ClusterStatus::CreateFailed | ClusterStatus::CreateComplete)
+        ) && r == Some(ClusterStatus::UpdateComplete)
+            && d.is_none();
+        if done {
+            eprintln!("final: created {c:?}, resized {r:?}, deleted gone");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not final: created {c:?}, resized {r:?}, deleted {d:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // No row half written: the created cluster has both default nodegroups, no nodegroup is
+    // left in progress, the resize reached its nodegroup, the deleted cluster left none.
+    let ngs = |u: &str| {
+        let db = db.clone();
+        let u = u.to_string();
+        let scope = scope.clone();
+        async move {
+            openkeel_db::nodegroup::list(
+                &db,
+                &scope,
+                &u,
+                &openkeel_db::NodeGroupFilters::default(),
+                &openkeel_db::Page::all(),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let c_ngs = ngs(&created).await;
+    let roles: BTreeSet<_> = c_ngs.iter().filter_map(|n| n.role.clone()).collect();
+    assert_eq!(roles.len(), 2, "{c_ngs:?}");
+    let r_ngs = ngs(&resized).await;
+    for n in c_ngs.iter().chain(&r_ngs) {
+        assert!(
+            !n.status.is_some_and(ClusterStatus::is_in_progress),
+            "{} left {:?}",
+            n.name,
+            n.status
+        );
+    }
+    let worker = r_ngs
+        .iter()
+        .find(|n| n.role.as_deref() == Some("worker"))
+        .unwrap();
+    assert_eq!(worker.node_count, Some(3));
+    assert!(
+        ngs(&deleted).await.is_empty(),
+        "the deleted cluster's nodegroups remain"
+    );
+
+    api.stop().await.unwrap();
+    for c in &mut conductors {
+        c.kill9().await;
+    }
 }

@@ -165,8 +165,10 @@ impl Conductor {
         op: impl std::future::Future<Output = Result<T, MagnumError>>,
     ) -> Result<T, MagnumError> {
         let lock = self.cluster_lock(uuid).await?;
+        tracing::debug!(cluster = %uuid, "operation started");
         let r = op.await;
         lock.release().await;
+        tracing::debug!(cluster = %uuid, ok = r.is_ok(), "operation ended");
         r
     }
 
