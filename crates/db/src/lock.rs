@@ -127,8 +127,8 @@ async fn get_lock(
     // rather than after its default `wait_timeout` (8 hours).
     let idle = i64::try_from(hold.as_secs().max(1)).unwrap_or(i64::MAX);
     let sql = format!("SET SESSION wait_timeout = {idle}");
-    let mut conn = c.conn();
-    match tokio::time::timeout(STATEMENT_MARGIN, conn.fetch_all(&sql, &[])).await {
+    let set = async { c.conn().fetch_all(&sql, &[]).await };
+    match tokio::time::timeout(STATEMENT_MARGIN, set).await {
         Ok(r) => {
             r?;
         }
@@ -138,10 +138,8 @@ async fn get_lock(
             )))
         }
     }
-    drop(conn);
     let args = [Val::from(server_name.as_str()), Val::from(secs)];
-    let mut conn = c.conn();
-    let statement = conn.fetch_all("SELECT GET_LOCK(?, ?)", &args);
+    let statement = async { c.conn().fetch_all("SELECT GET_LOCK(?, ?)", &args).await };
     let rows = match tokio::time::timeout(wait + STATEMENT_MARGIN, statement).await {
         Ok(r) => r?,
         Err(_) => {
