@@ -149,7 +149,7 @@ impl Conductor {
         let server = openkeel_db::lock::hold_lock(&self.db, &lock_name(uuid), wait, wait)
             .await
             .map_err(|e| {
-                tracing::error!(cluster = uuid, error = %e, "cannot take the cluster's lock; the operation is not run");
+                tracing::error!(cluster = %uuid, error = %e, "cannot take the cluster's lock; the operation is not run");
                 MagnumError::from(e)
             })?;
         Ok(ClusterLock {

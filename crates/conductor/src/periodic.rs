@@ -244,19 +244,21 @@ impl Conductor {
             .for_each_bounded(clusters, move |me, cluster| {
                 let (ngs, template) = known.of(&cluster);
                 async move {
-                let uuid = cluster.uuid.clone().unwrap_or_default();
-                match tokio::time::timeout(job_timeout, me.sync_one(cluster, ngs, template)).await {
-                    Ok(Ok(one)) => Some(one),
-                    Ok(Err(e)) => {
-                        tracing::warn!(cluster = %uuid, error = %e, "cluster status sync failed");
-                        None
-                    }
-                    Err(_) => {
-                        tracing::warn!(cluster = %uuid, "cluster status sync timed out");
-                        None
+                    let uuid = cluster.uuid.clone().unwrap_or_default();
+                    let job = me.sync_one(cluster, ngs, template);
+                    match tokio::time::timeout(job_timeout, job).await {
+                        Ok(Ok(one)) => Some(one),
+                        Ok(Err(e)) => {
+                            tracing::warn!(cluster = %uuid, error = %e, "cluster status sync failed");
+                            None
+                        }
+                        Err(_) => {
+                            tracing::warn!(cluster = %uuid, "cluster status sync timed out");
+                            None
+                        }
                     }
                 }
-            }})
+            })
             .await;
         for r in results {
             if matches!(r, Some((_, true))) {
@@ -586,15 +588,16 @@ impl Conductor {
             .for_each_bounded(clusters, |me, cluster| {
                 let (ngs, template) = known.of(&cluster);
                 async move {
-                let uuid = cluster.uuid.clone().unwrap_or_default();
-                match me.health_one(cluster, ngs, template).await {
-                    Ok(updated) => updated,
-                    Err(e) => {
-                        tracing::warn!(cluster = %uuid, error = %e, "Skip pulling data from cluster");
-                        false
+                    let uuid = cluster.uuid.clone().unwrap_or_default();
+                    match me.health_one(cluster, ngs, template).await {
+                        Ok(updated) => updated,
+                        Err(e) => {
+                            tracing::warn!(cluster = %uuid, error = %e, "Skip pulling data from cluster");
+                            false
+                        }
                     }
                 }
-            }})
+            })
             .await;
         results.into_iter().filter(|u| *u).count()
     }
