@@ -16,10 +16,11 @@
 #   BENCH_BUILD        1: cargo build --release the conductor and the keygen example      [1]
 #
 # What it measures (docs/performance.md, "Cluster create"):
-# * key generation alone: one RSA-2048 key, and one cluster's certificate set (3 CAs and the
-#   client certificate, keys encrypted as stored), OpenKeel's openkeel-certs (release build,
-#   crates/certs/examples/keygen_bench.rs) against Magnum's magnum.common.x509.operations
-#   (Python cryptography / OpenSSL) — wall time and CPU time of the generating thread;
+# * key generation alone (as bench/keygen.sh, which needs no services, one round): one
+#   RSA-2048 key, one cluster's certificate set (3 CAs and the client certificate, keys
+#   encrypted as stored) and the conductor's generate_certificates_to_cluster, OpenKeel's
+#   openkeel-certs (release build, crates/certs/examples/keygen_bench.rs) against Magnum's
+#   magnum.common.x509.operations (Python cryptography / OpenSSL) — wall time and CPU time;
 # * the conductor: both read one magnum.conf (a fresh database migrated by the real
 #   magnum-db-manage, x509keypair certificates in the database, notifications to RabbitMQ,
 #   periodic tasks off, the record-only `simulator` driver of tests/python/interop for Magnum

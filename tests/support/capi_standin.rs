@@ -116,6 +116,20 @@ impl CapiStandIn {
         kapi::dynamic_api(&self.client, &self.namespace, api_version, kind).await
     }
 
+    /// Play the providers in the background, once a second, until the task is aborted: the
+    /// control plane's status follows its spec (replicas, version) and every Machine that
+    /// appears gets its bootstrap data and its server (resize, nodegroups and upgrades roll
+    /// Machines out as they would with CAPO and kubeadm).
+    pub fn play(self) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            loop {
+                let _ = self.control_plane(None).await;
+                self.machines_ready(None).await;
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        })
+    }
+
     /// The objects of `kind` labelled with this cluster's name.
     pub async fn list(&self, gvk: (&str, &str)) -> Vec<DynamicObject> {
         let api = self.api(gvk).await;

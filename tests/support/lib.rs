@@ -197,6 +197,37 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// `rabbitmqctl <args>` against the test RabbitMQ node (`tests/services/rabbitctl.sh`), e.g.
+/// `stop_app` / `start_app` to take the broker away and bring it back.
+pub fn rabbitctl(args: &[&str]) -> Result<(), String> {
+    let script = workspace_root().join("tests/services/rabbitctl.sh");
+    let out = std::process::Command::new(&script)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{}: {e}", script.display()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "rabbitmqctl {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// Starts the test broker's application again when dropped, however a test that stopped it
+/// ends.
+pub struct BrokerBack;
+
+impl Drop for BrokerBack {
+    fn drop(&mut self) {
+        if let Err(e) = rabbitctl(&["start_app"]) {
+            eprintln!("could not start the test broker again: {e}");
+        }
+    }
+}
+
 /// A raw HTTP/1.1 response, as the wire carried it.
 #[derive(Debug, Clone)]
 pub struct RawResponse {

@@ -97,6 +97,19 @@ pub trait DriverCatalog: Send + Sync + 'static {
         Ok(())
     }
 
+    /// An upgrade of `cluster` (whose template is `current`) onto `target`: the driver of
+    /// the cluster's current template and its `validate_cluster_upgrade`. Default: nothing to
+    /// check.
+    fn validate_cluster_upgrade(
+        &self,
+        current: &openkeel_core::objects::ClusterTemplate,
+        cluster: &openkeel_core::objects::Cluster,
+        target: &openkeel_core::objects::ClusterTemplate,
+    ) -> Result<(), MagnumError> {
+        let _ = (current, cluster, target);
+        Ok(())
+    }
+
     /// The resize of a master nodegroup: `get_driver_for_cluster` (the template's type and
     /// `driver`) and its `validate_master_resize(node_count)`. The default is the base
     /// driver's refusal.
@@ -190,6 +203,16 @@ impl DriverCatalog for openkeel_drivers::DriverRegistry {
     ) -> Result<(), MagnumError> {
         self.get_driver_for_template(template)?
             .validate_nodegroup_create(cluster, nodegroup)
+    }
+
+    fn validate_cluster_upgrade(
+        &self,
+        current: &openkeel_core::objects::ClusterTemplate,
+        cluster: &openkeel_core::objects::Cluster,
+        target: &openkeel_core::objects::ClusterTemplate,
+    ) -> Result<(), MagnumError> {
+        self.get_driver_for_template(current)?
+            .validate_cluster_upgrade(cluster, target)
     }
 
     fn validate_master_resize(

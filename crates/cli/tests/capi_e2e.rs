@@ -449,6 +449,134 @@ async fn openstack_coe_cluster_api_end_to_end() {
         "the kubeconfig's CA is {stack_id}-ca's tls.crt"
     );
 
+    // Issue 13: the operations on a running cluster, through the CLI, each followed to its
+    // final state while the stand-in plays the providers.
+    let player = standin.clone().play();
+    let md_replicas = |ng: &'static str| {
+        let client = client.clone();
+        let selector = format!("{selector},topology.cluster.x-k8s.io/deployment-name={ng}");
+        async move {
+            list(
+                &client,
+                "cluster.x-k8s.io/v1beta1",
+                "MachineDeployment",
+                &selector,
+            )
+            .await
+            .first()
+            .and_then(|md| md["spec"]["replicas"].as_i64())
+        }
+    };
+    // resize of the workers, then PATCH node_count (the same resize, not UPDATE_FAILED)
+    demo.ok(&["cluster", "resize", "c1", "2"]).await;
+    let c = demo.wait_status("c1", "UPDATE_COMPLETE").await;
+    assert_eq!(c["node_count"], 2, "{c}");
+    assert_eq!(md_replicas("default-worker").await, Some(2));
+    demo.ok(&["cluster", "update", "c1", "replace", "node_count=1"])
+        .await;
+    let c = demo.wait_status("c1", "UPDATE_COMPLETE").await;
+    assert_eq!(c["node_count"], 1, "{c}");
+    assert_eq!(md_replicas("default-worker").await, Some(1));
+    // a nodegroup: add, resize, update, remove
+    demo.ok(&["nodegroup", "create", "c1", "ng2", "--node-count", "1"])
+        .await;
+    demo.wait_status("c1", "UPDATE_COMPLETE").await;
+    let ng = demo.json(&["nodegroup", "show", "c1", "ng2"]).await;
+    assert_eq!(ng["status"], "CREATE_COMPLETE", "{ng}");
+    assert_eq!(md_replicas("ng2").await, Some(1));
+    // its count through a resize (node_count is not PATCHable on a nodegroup), its bounds
+    // through an update
+    demo.ok(&["cluster", "resize", "c1", "2", "--nodegroup", "ng2"])
+        .await;
+    demo.wait_status("c1", "UPDATE_COMPLETE").await;
+    demo.ok(&[
+        "nodegroup",
+        "update",
+        "c1",
+        "ng2",
+        "replace",
+        "max_node_count=3",
+    ])
+    .await;
+    demo.wait_status("c1", "UPDATE_COMPLETE").await;
+    let ng = demo.json(&["nodegroup", "show", "c1", "ng2"]).await;
+    assert_eq!(
+        (&ng["status"], &ng["node_count"], &ng["max_node_count"]),
+        (&"UPDATE_COMPLETE".into(), &2.into(), &3.into()),
+        "{ng}"
+    );
+    assert_eq!(md_replicas("ng2").await, Some(2));
+    demo.ok(&["nodegroup", "delete", "c1", "ng2"]).await;
+    kapi::wait_for("ng2 gone", WAIT, || async {
+        let out = demo.run(&["nodegroup", "show", "c1", "ng2"]).await;
+        (!out.status.success()).then_some(())
+    })
+    .await;
+    assert_eq!(md_replicas("ng2").await, None);
+    let c = demo.wait_status("c1", "UPDATE_COMPLETE").await;
+    assert_eq!(c["status_reason"], Value::Null, "{c}");
+    // upgrade: a minor-version skip is a 400 with nothing changed; the next minor is taken
+    demo.json(&template_args(
+        "k8s-capi-132",
+        &["--network-driver", "calico", "--labels", "kube_tag=v1.32.0"],
+    ))
+    .await;
+    demo.json(&template_args(
+        "k8s-capi-131",
+        &["--network-driver", "calico", "--labels", "kube_tag=v1.31.1"],
+    ))
+    .await;
+    let err = demo
+        .fails(&[
+            "cluster",
+            "upgrade",
+            "c1",
+            "k8s-capi-132",
+            "--max-batch-size",
+            "1",
+        ])
+        .await;
+    assert!(
+        err.contains("(HTTP 400)") && err.contains("one minor version at a time"),
+        "{err}"
+    );
+    let c = demo.json(&["cluster", "show", "c1"]).await;
+    assert_eq!(c["status"], "UPDATE_COMPLETE", "{c}");
+    demo.ok(&[
+        "cluster",
+        "upgrade",
+        "c1",
+        "k8s-capi-131",
+        "--max-batch-size",
+        "1",
+    ])
+    .await;
+    let c = demo.json(&["cluster", "show", "c1"]).await;
+    assert_eq!(c["status"], "UPDATE_IN_PROGRESS", "{c}");
+    let shown = demo
+        .json(&["cluster", "template", "show", "k8s-capi-131"])
+        .await;
+    assert_eq!(c["cluster_template_id"], shown["uuid"], "{c}");
+    kapi::wait_for("the control plane at v1.31.1", WAIT, || async {
+        list(
+            &client,
+            "controlplane.cluster.x-k8s.io/v1beta1",
+            "KubeadmControlPlane",
+            &selector,
+        )
+        .await
+        .into_iter()
+        .next()
+        .filter(|k| k["spec"]["version"] == "v1.31.1")
+        .map(|_| ())
+    })
+    .await;
+    // complete once the control plane and the workers run it (one at a time: batch 1)
+    let c = demo.wait_status("c1", "UPDATE_COMPLETE").await;
+    assert_eq!(c["coe_version"], "v1.31.1", "{c}");
+    assert_eq!(c["status_reason"], Value::Null, "{c}");
+    player.abort();
+
     // Delete: the row, the cluster's objects and the application credential are gone.
     let t_delete = Instant::now();
     demo.ok(&["cluster", "delete", "c1"]).await;
@@ -510,7 +638,13 @@ async fn openstack_coe_cluster_api_end_to_end() {
     let creds = app_creds(&ks, &demo_user, &uuid).await;
     assert!(creds.is_empty(), "application credential left: {creds:?}");
 
-    for tpl in ["k8s-capi", "no-kube-tag", "flannel"] {
+    for tpl in [
+        "k8s-capi",
+        "k8s-capi-131",
+        "k8s-capi-132",
+        "no-kube-tag",
+        "flannel",
+    ] {
         demo.ok(&["cluster", "template", "delete", tpl]).await;
     }
     ks.unregister_region(&region).await;

@@ -18,8 +18,8 @@
 
 #[path = "common/api.rs"]
 mod api;
-#[path = "common/services.rs"]
-mod service_conf;
+#[path = "common/split.rs"]
+mod split;
 
 use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate};
 use std::collections::{BTreeMap, BTreeSet};
@@ -140,7 +140,7 @@ fn check_one_owner_per_tick(
 }
 
 fn conf(dir: &Path, db_url: &str, exchange: &str, host: &str) -> PathBuf {
-    let text = service_conf::service_conf_text(
+    let text = split::service_conf_text(
         db_url,
         exchange,
         host,
@@ -337,7 +337,7 @@ async fn fleet(
     for c in &mut conductors {
         c.start();
     }
-    let text = service_conf::service_conf_text(
+    let text = split::service_conf_text(
         db_url,
         &exchange,
         "okt-api",

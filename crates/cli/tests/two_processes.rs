@@ -7,13 +7,12 @@
 
 #[path = "common/coe.rs"]
 mod coe;
-
-#[path = "common/services.rs"]
-mod service_conf;
+#[path = "common/split.rs"]
+mod split;
 
 use coe::Cli;
 use openkeel::services::{self, ServiceOptions};
-use service_conf::{service_config, service_config_with};
+use split::{service_config, service_config_with};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openstack_coe_flow_through_openkeel_api_and_openkeel_conductor_over_rabbitmq() {

@@ -635,6 +635,16 @@ impl Conductor {
             &["health_status", "health_status_reason"],
         )
         .await?;
+        // node counts the monitor saw change (the autoscaler's): only `node_count` differs
+        let mut writes = Writes::default();
+        for r in &report.nodegroups {
+            if let (Some(ng), Some(count)) = (ngs.iter().find(|n| n.uuid == r.uuid), r.node_count) {
+                let mut ng = ng.clone();
+                ng.node_count = Some(count);
+                writes.nodegroups.push(ng);
+            }
+        }
+        apply_writes(&self.db, uuid, &writes).await?;
         Ok(true)
     }
 

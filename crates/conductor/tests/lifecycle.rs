@@ -203,6 +203,37 @@ async fn resize_a_nodegroup() {
 }
 
 #[tokio::test]
+async fn an_update_failed_cluster_can_be_upgraded_again() {
+    on_every_backend!(|db| {
+        let (c, _rec) = conductor(db);
+        let t1 = template(db, "k8s-131", "v1.31.2", "ubuntu").await;
+        let t2 = template(db, "k8s-132", "v1.32.0", "ubuntu").await;
+        let uuid = ready(&c, db, &t1, "alpha", &[]).await;
+        // an operation failed (e.g. an earlier upgrade the driver could not carry out)
+        let mut failed = cluster_row(db, &uuid).await;
+        failed.status = Some(ClusterStatus::UpdateFailed);
+        openkeel_db::cluster::update(db, &uuid, &failed, &["status"])
+            .await
+            .unwrap();
+        let worker = ng_named(db, &uuid, "default-worker").await;
+        c.handle_cluster_upgrade(
+            &ctx(),
+            obj(db, &uuid).await,
+            Obj::unchanged(t2.clone()),
+            1,
+            Obj::unchanged(worker),
+            false,
+        )
+        .await
+        .expect("Magnum refuses this; OpenKeel lets the operator try again");
+        c.sync_cluster_status().await;
+        let row = cluster_row(db, &uuid).await;
+        assert_eq!(row.status, Some(ClusterStatus::UpdateComplete));
+        assert_eq!(row.cluster_template_id, t2.uuid);
+    });
+}
+
+#[tokio::test]
 async fn upgrade_moves_the_cluster_to_the_new_template() {
     on_every_backend!(|db| {
         let (c, _rec) = conductor(db);
@@ -444,5 +475,27 @@ async fn health_poll_reports_the_simulated_health() {
         let row = cluster_row(db, &healthy).await;
         assert_eq!(row.health_status, Some(ClusterHealthStatus::Healthy));
         assert_eq!(row.health_status_reason, Some(labels(&[("api", "ok")])));
+    });
+}
+
+#[tokio::test]
+async fn health_poll_writes_the_node_count_the_autoscaler_set() {
+    on_every_backend!(|db| {
+        let (c, _rec) = conductor(db);
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        let uuid = ready(
+            &c,
+            db,
+            &t,
+            "scaled",
+            &[
+                ("simulator_health", "HEALTHY"),
+                ("simulator_autoscaled_node_count", "4"),
+            ],
+        )
+        .await;
+        assert_eq!(c.sync_cluster_health().await, 1);
+        let worker = ng_named(db, &uuid, "default-worker").await;
+        assert_eq!(worker.node_count, Some(4));
     });
 }

@@ -135,8 +135,8 @@ pub struct HelmRelease {
     pub key: &'static str,
     /// The chart directory in magnum-cluster-api's package (`charts/<chart>`).
     pub chart: &'static str,
-    pub release: &'static str,
-    pub namespace: &'static str,
+    pub release: String,
+    pub namespace: String,
     pub values: Value,
     /// What is done to `helm template`'s output before it goes into the Secret.
     pub post: PostRender,
@@ -458,8 +458,8 @@ pub fn legacy_helm_releases(
         out.push(HelmRelease {
             key: "cilium.yaml",
             chart: "cilium",
-            release: "cilium",
-            namespace: "kube-system",
+            release: "cilium".into(),
+            namespace: "kube-system".into(),
             values: cilium_values(cluster)?,
             post: PostRender::Raw,
         });
@@ -477,8 +477,8 @@ pub fn legacy_helm_releases(
         out.push(HelmRelease {
             key: "keystone-auth.yaml",
             chart: "k8s-keystone-auth",
-            release: "k8s-keystone-auth",
-            namespace: "kube-system",
+            release: "k8s-keystone-auth".into(),
+            namespace: "kube-system".into(),
             values: json!({"conf": {
                 "auth_url": auth_url,
                 "ca_cert": inputs.openstack_ca,
@@ -537,8 +537,8 @@ pub fn cloud_provider_helm_releases(
     let mut out = vec![HelmRelease {
         key: "cloud-controller-manager.yaml",
         chart: "openstack-cloud-controller-manager",
-        release: "openstack-ccm",
-        namespace: "kube-system",
+        release: "openstack-ccm".into(),
+        namespace: "kube-system".into(),
         values: json!({
             "image": {"repository": image, "tag": cloud_provider_tag(&l)},
             "secret": {"create": false},
@@ -558,8 +558,8 @@ pub fn cloud_provider_helm_releases(
         out.push(HelmRelease {
             key: "cinder-csi.yaml",
             chart: "openstack-cinder-csi",
-            release: "cinder-csi",
-            namespace: "kube-system",
+            release: "cinder-csi".into(),
+            namespace: "kube-system".into(),
             values: cinder_csi_values(cluster)?,
             post: PostRender::Raw,
         });
@@ -746,8 +746,8 @@ mod tests {
         let release = HelmRelease {
             key: "keystone-auth.yaml",
             chart: "k8s-keystone-auth",
-            release: "k8s-keystone-auth",
-            namespace: "kube-system",
+            release: "k8s-keystone-auth".into(),
+            namespace: "kube-system".into(),
             values: json!({}),
             post: PostRender::Namespaced {
                 repository: "mirror.example/k8s".into(),

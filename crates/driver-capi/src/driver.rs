@@ -16,8 +16,8 @@
 //! * `delete_cluster` deletes the `Cluster` and the two ClusterResourceSets with their
 //!   Secrets; anything already gone is fine.
 //!
-//! Resize, upgrade, nodegroup operations and the health monitor come with part 2 of the
-//! driver: until then they are refused as not supported, without any state change.
+//! * resize, `PATCH node_count`, nodegroups, upgrade and the health monitor are in
+//!   [`ops`](self::ops).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -27,12 +27,12 @@ use async_trait::async_trait;
 use openkeel_core::cloud::Flavor as CloudFlavor;
 use openkeel_core::config::Config;
 use openkeel_core::context::RequestContext;
-use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::error::MagnumError;
 use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate, NodeGroup};
 use openkeel_drivers::deps::{ApplicationCredential, DriverCloud};
 use openkeel_drivers::{
-    Driver, DriverContext, DriverDeps, DriverError, DriverResult, ProvidedType, ScaleManager,
-    StatusChange, StatusReport, Writes,
+    Driver, DriverContext, DriverDeps, DriverError, DriverResult, HealthReport, ProvidedType,
+    ScaleManager, StatusChange, StatusReport, Writes,
 };
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -46,6 +46,8 @@ use crate::mgmt::{self, ClientSource, Mgmt};
 use crate::secrets::{self, CertPair, CloudCredentials, ClusterCas};
 use crate::status::{self, Action, Observed, CLUSTER_NAME_LABEL};
 use crate::validate;
+
+mod ops;
 
 /// magnum-cluster-api's entry points and the `os` of their `(vm, <os>, kubernetes)` tuple.
 pub const ENTRY_POINTS: [(&str, &str); 5] = [
@@ -107,6 +109,8 @@ pub struct Settings {
     /// `[cluster] pre_delete_lb_timeout`: how long a delete waits for the cluster's Octavia
     /// load balancers to go.
     pub pre_delete_lb_timeout: Duration,
+    /// `[auto_scaling] image_repository`: where the cluster autoscaler's image comes from.
+    pub autoscaler_repository: String,
 }
 
 impl Settings {
@@ -133,6 +137,7 @@ impl Settings {
             pre_delete_lb_timeout: Duration::from_secs(
                 config.cluster.pre_delete_lb_timeout.max(0).unsigned_abs(),
             ),
+            autoscaler_repository: config.auto_scaling.image_repository.clone(),
         }
     }
 }
@@ -353,20 +358,7 @@ impl CapiDriver {
             }
         };
         // 5. <stack_id>-cloud-config
-        let cacert = self.cacert().await?;
-        let creds = CloudCredentials {
-            application_credential_id: credential.id.clone(),
-            application_credential_secret: credential.secret.clone(),
-            auth_url: credential.auth_url.clone(),
-            region_name: credential
-                .region_name
-                .clone()
-                .or_else(|| self.settings.region_name.clone()),
-            endpoint_type: self.settings.endpoint_type.clone(),
-            insecure: self.settings.insecure,
-            cacert,
-        };
-        m.apply(&secrets::cloud_config_secret(&uuid, &stack_id, &creds))
+        self.write_cloud_config(m, cluster, &stack_id, &credential)
             .await?;
         // 6. the CA Secrets
         let cas = self
@@ -385,23 +377,61 @@ impl CapiDriver {
         for s in secrets::ca_secrets(&stack_id, &cas) {
             m.apply(&s).await?;
         }
-        // 7. the Nova server groups
-        let cloud = self.cloud()?;
-        let cluster_labels = Labels::new(cluster.labels.as_ref());
-        let cp_policy = cluster_labels.str_or("server_group_policies", DEFAULT_SERVER_GROUP_POLICY);
-        let control_plane_server_group = cloud
-            .ensure_server_group(ctx.request, &stack_id, &cp_policy)
+        // 7. the addon Secrets
+        let default_volume_type = self
+            .write_addons(m, ctx, cluster, ctx.template, &credential)
             .await?;
-        let mut worker_server_groups = BTreeMap::new();
-        for ng in workers(ctx.nodegroups) {
-            let policy =
-                Labels::new(ng.labels.as_ref()).str_or("server_group_policies", &cp_policy);
-            let id = cloud
-                .ensure_server_group(ctx.request, &format!("{stack_id}-{}", ng.name), &policy)
-                .await?;
-            worker_server_groups.insert(ng.name.clone(), id);
-        }
-        // 8. the addon Secrets
+        // 8. the Nova server groups, the look-ups and the Cluster
+        let lookups = self
+            .cluster_lookups(m, ctx, cluster, &stack_id, &default_volume_type)
+            .await?;
+        let object = cluster::cluster_object(cluster, ctx.template, ctx.nodegroups, &lookups)?;
+        m.apply(&object).await?;
+        tracing::info!(cluster = %uuid, stack_id = %stack_id, requests = m.request_count(), "Cluster API cluster written");
+        Ok(Writes::none())
+    }
+
+    /// `<stack_id>-cloud-config`: CAPO's credentials (`clouds.yaml` and the CA bundle).
+    async fn write_cloud_config(
+        &self,
+        m: &Mgmt,
+        cluster: &Cluster,
+        stack_id: &str,
+        credential: &ApplicationCredential,
+    ) -> DriverResult<()> {
+        let uuid = cluster.uuid.clone().unwrap_or_default();
+        let creds = CloudCredentials {
+            application_credential_id: credential.id.clone(),
+            application_credential_secret: credential.secret.clone(),
+            auth_url: credential.auth_url.clone(),
+            region_name: self.region_of(credential),
+            endpoint_type: self.settings.endpoint_type.clone(),
+            insecure: self.settings.insecure,
+            cacert: self.cacert().await?,
+        };
+        m.apply(&secrets::cloud_config_secret(&uuid, stack_id, &creds))
+            .await?;
+        Ok(())
+    }
+
+    fn region_of(&self, credential: &ApplicationCredential) -> Option<String> {
+        credential
+            .region_name
+            .clone()
+            .or_else(|| self.settings.region_name.clone())
+    }
+
+    /// The two addon Secrets (`<uuid>` and `<stack_id>-cloud-provider`), rendered for
+    /// `template` with `credential`. Returns Cinder's default volume type.
+    async fn write_addons(
+        &self,
+        m: &Mgmt,
+        ctx: &DriverContext<'_>,
+        cluster: &Cluster,
+        template: &ClusterTemplate,
+        credential: &ApplicationCredential,
+    ) -> DriverResult<String> {
+        let cloud = self.cloud()?;
         let default_volume_type = cloud.default_volume_type(ctx.request).await?;
         // the StorageClasses: only when Cinder CSI is on (the label) and in the catalogue
         let volume_types =
@@ -412,7 +442,7 @@ impl CapiDriver {
             };
         let inputs = AddonInputs {
             public_auth_url: credential.auth_url.clone(),
-            region_name: creds.region_name.clone(),
+            region_name: self.region_of(credential),
             application_credential_id: credential.id.clone(),
             application_credential_secret: credential.secret.clone(),
             verify_ca: self.settings.verify_ca,
@@ -423,7 +453,7 @@ impl CapiDriver {
             keystone_auth_policy: self.keystone_auth_policy(cluster).await?,
         };
         let mut rendered = BTreeMap::new();
-        let releases = addons::legacy_helm_releases(cluster, ctx.template, &inputs)?
+        let releases = addons::legacy_helm_releases(cluster, template, &inputs)?
             .into_iter()
             .chain(addons::cloud_provider_helm_releases(cluster, &inputs)?);
         for release in releases {
@@ -431,33 +461,60 @@ impl CapiDriver {
             rendered.insert(release.key.to_string(), release.finish(&text)?);
         }
         m.apply(&addons::legacy_secret(
-            cluster,
-            ctx.template,
-            &inputs,
-            &rendered,
+            cluster, template, &inputs, &rendered,
         )?)
         .await?;
         m.apply(&addons::cloud_provider_secret(cluster, &inputs, &rendered)?)
             .await?;
-        // 9. the look-ups and the Cluster
+        Ok(default_volume_type)
+    }
+
+    /// The Nova server groups (`<stack_id>` for the control plane, `<stack_id>-<nodegroup>`
+    /// per worker nodegroup, made when missing) and every look-up of the `Cluster`.
+    async fn cluster_lookups(
+        &self,
+        m: &Mgmt,
+        ctx: &DriverContext<'_>,
+        cluster: &Cluster,
+        stack_id: &str,
+        default_volume_type: &str,
+    ) -> DriverResult<Lookups> {
+        let cloud = self.cloud()?;
+        let cp_policy = control_plane_policy(cluster);
+        let control_plane_server_group = cloud
+            .ensure_server_group(ctx.request, stack_id, &cp_policy)
+            .await?;
         let mut lookups = self
             .lookups(
                 ctx,
                 cluster,
-                &default_volume_type,
+                default_volume_type,
                 control_plane_server_group,
             )
             .await?;
-        for (name, id) in worker_server_groups {
-            if let Some(l) = lookups.nodegroups.get_mut(&name) {
+        for ng in workers(ctx.nodegroups) {
+            let id = self.worker_server_group(ctx, cluster, stack_id, ng).await?;
+            if let Some(l) = lookups.nodegroups.get_mut(&ng.name) {
                 l.server_group_id = id;
             }
         }
-        lookups.resolved = self.resolved_fields(m, &stack_id).await?;
-        let object = cluster::cluster_object(cluster, ctx.template, ctx.nodegroups, &lookups)?;
-        m.apply(&object).await?;
-        tracing::info!(cluster = %uuid, stack_id = %stack_id, requests = m.request_count(), "Cluster API cluster written");
-        Ok(Writes::none())
+        lookups.resolved = self.resolved_fields(m, stack_id).await?;
+        Ok(lookups)
+    }
+
+    /// The Nova server group `<stack_id>-<nodegroup>` (made when missing): its id.
+    async fn worker_server_group(
+        &self,
+        ctx: &DriverContext<'_>,
+        cluster: &Cluster,
+        stack_id: &str,
+        ng: &NodeGroup,
+    ) -> DriverResult<String> {
+        let policy = Labels::new(ng.labels.as_ref())
+            .str_or("server_group_policies", &control_plane_policy(cluster));
+        self.cloud()?
+            .ensure_server_group(ctx.request, &format!("{stack_id}-{}", ng.name), &policy)
+            .await
     }
 
     /// `cacert` of `<stack_id>-cloud-config`: `[capi_client] ca_file`, else the system's
@@ -504,13 +561,7 @@ impl CapiDriver {
         let req = ctx.request;
         let mut flavors: HashMap<String, Flavor> = HashMap::new();
         let mut images: HashMap<String, Image> = HashMap::new();
-        let master_image = ctx
-            .nodegroups
-            .iter()
-            .find(|ng| ng.role.as_deref() == Some("master"))
-            .and_then(|ng| ng.image_id.clone())
-            .or_else(|| ctx.template.image_id.clone())
-            .unwrap_or_default();
+        let master_image = master_image(ctx);
         let control_plane_flavor = flavor(
             cloud,
             req,
@@ -528,11 +579,7 @@ impl CapiDriver {
         let image = image_of(cloud, req, &mut images, &master_image).await?;
         let mut nodegroups = BTreeMap::new();
         for ng in workers(ctx.nodegroups) {
-            let f = ng
-                .flavor_id
-                .clone()
-                .or_else(|| cluster.flavor_id.clone())
-                .unwrap_or_default();
+            let f = worker_flavor_of(cluster, ng);
             let i = ng.image_id.clone().unwrap_or_else(|| master_image.clone());
             nodegroups.insert(
                 ng.name.clone(),
@@ -626,6 +673,7 @@ impl CapiDriver {
                 .await?;
         }
         let m = self.mgmt().await?;
+        self.remove_autoscaler(m, cluster).await?;
         self.delete_addons(m, cluster, &stack_id).await?;
         m.delete(mgmt::CLUSTER, &stack_id).await?;
         Ok(Writes::none())
@@ -658,6 +706,7 @@ impl CapiDriver {
                     .await?;
             }
             self.delete_addons(m, cluster, &stack_id).await?;
+            self.remove_autoscaler(m, cluster).await?;
             let cloud = self.cloud()?;
             cloud.delete_server_group(ctx.request, &stack_id).await?;
             for ng in ctx
@@ -783,8 +832,43 @@ impl CapiDriver {
                 }
             }
         }
+        // the autoscaler once the cluster is up (magnum-cluster-api: on every poll of a
+        // ready, creating cluster; its API must answer first, F16)
+        let completes = derived
+            .report
+            .status
+            .as_ref()
+            .is_some_and(|s| s.status == ClusterStatus::CreateComplete);
+        if completes {
+            self.install_autoscaler(self.mgmt().await?, cluster).await?;
+        }
         Ok(derived.report)
     }
+}
+
+/// The image of the control plane (the master nodegroup's, else the template's): also the
+/// image of worker nodegroups without their own.
+fn master_image(ctx: &DriverContext<'_>) -> String {
+    ctx.nodegroups
+        .iter()
+        .find(|ng| ng.role.as_deref() == Some("master"))
+        .and_then(|ng| ng.image_id.clone())
+        .or_else(|| ctx.template.image_id.clone())
+        .unwrap_or_default()
+}
+
+/// A worker nodegroup's flavor: its own, else the cluster's.
+fn worker_flavor_of(cluster: &Cluster, ng: &NodeGroup) -> String {
+    ng.flavor_id
+        .clone()
+        .or_else(|| cluster.flavor_id.clone())
+        .unwrap_or_default()
+}
+
+/// The control plane's server-group policy: the cluster's `server_group_policies` label.
+fn control_plane_policy(cluster: &Cluster) -> String {
+    Labels::new(cluster.labels.as_ref())
+        .str_or("server_group_policies", DEFAULT_SERVER_GROUP_POLICY)
 }
 
 /// The worker nodegroups that are (to be) machine deployments.
@@ -831,13 +915,6 @@ async fn image_of(
     Ok(i)
 }
 
-fn not_supported(what: &str) -> DriverError {
-    DriverError::permanent(MagnumError::with_message(
-        ErrorKind::NotSupported,
-        format!("{what} is not supported by the Cluster API driver yet."),
-    ))
-}
-
 /// One entry point: a name and an `os` over the shared driver.
 pub struct EntryPoint {
     name: &'static str,
@@ -872,24 +949,33 @@ impl Driver for EntryPoint {
 
     async fn update_cluster(
         &self,
-        _ctx: &DriverContext<'_>,
-        _cluster: &mut Cluster,
+        ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
         _scale_manager: Option<&dyn ScaleManager>,
         _rollback: bool,
     ) -> DriverResult<Writes> {
-        Err(not_supported("Changing node_count with a cluster update"))
+        self.inner.update(ctx, cluster).await
     }
 
     async fn upgrade_cluster(
         &self,
-        _ctx: &DriverContext<'_>,
-        _cluster: &mut Cluster,
-        _cluster_template: &ClusterTemplate,
-        _max_batch_size: i32,
-        _nodegroup: &mut NodeGroup,
+        ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
+        cluster_template: &ClusterTemplate,
+        max_batch_size: i32,
+        nodegroup: &mut NodeGroup,
         _rollback: bool,
     ) -> DriverResult<Writes> {
-        Err(not_supported("Upgrading a cluster"))
+        let writes = self
+            .inner
+            .upgrade(ctx, cluster, cluster_template, max_batch_size, nodegroup)
+            .await?;
+        // the conductor saves the nodegroup it passed: with what the upgrade gave it
+        if let Some(ng) = writes.nodegroups.iter().find(|n| n.uuid == nodegroup.uuid) {
+            nodegroup.image_id = ng.image_id.clone();
+            nodegroup.labels = ng.labels.clone();
+        }
+        Ok(writes)
     }
 
     async fn delete_cluster(
@@ -902,41 +988,68 @@ impl Driver for EntryPoint {
 
     async fn resize_cluster(
         &self,
-        _ctx: &DriverContext<'_>,
-        _cluster: &mut Cluster,
+        ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
         _resize_manager: Option<&dyn ScaleManager>,
-        _node_count: i32,
-        _nodes_to_remove: &[String],
-        _nodegroup: &mut NodeGroup,
+        node_count: i32,
+        nodes_to_remove: &[String],
+        nodegroup: &mut NodeGroup,
     ) -> DriverResult<Writes> {
-        Err(not_supported("Resizing a cluster"))
+        nodegroup.node_count = Some(node_count);
+        self.inner
+            .resize(ctx, cluster, nodes_to_remove, nodegroup)
+            .await
     }
 
     async fn create_nodegroup(
         &self,
-        _ctx: &DriverContext<'_>,
-        _cluster: &mut Cluster,
-        _nodegroup: &mut NodeGroup,
+        ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
+        nodegroup: &mut NodeGroup,
     ) -> DriverResult<Writes> {
-        Err(not_supported("Creating a nodegroup"))
+        self.inner.create_nodegroup(ctx, cluster, nodegroup).await
     }
 
     async fn update_nodegroup(
         &self,
-        _ctx: &DriverContext<'_>,
-        _cluster: &mut Cluster,
-        _nodegroup: &mut NodeGroup,
+        ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
+        nodegroup: &mut NodeGroup,
     ) -> DriverResult<Writes> {
-        Err(not_supported("Updating a nodegroup"))
+        self.inner.resize(ctx, cluster, &[], nodegroup).await
     }
 
     async fn delete_nodegroup(
         &self,
         _ctx: &DriverContext<'_>,
-        _cluster: &mut Cluster,
-        _nodegroup: &mut NodeGroup,
+        cluster: &mut Cluster,
+        nodegroup: &mut NodeGroup,
     ) -> DriverResult<Writes> {
-        Err(not_supported("Deleting a nodegroup"))
+        self.inner.delete_nodegroup(cluster, nodegroup).await
+    }
+
+    async fn poll_health_status(
+        &self,
+        ctx: &DriverContext<'_>,
+        cluster: &Cluster,
+    ) -> DriverResult<Option<HealthReport>> {
+        self.inner.health(ctx, cluster).await
+    }
+
+    fn validate_master_resize(&self, node_count: i32) -> Result<(), MagnumError> {
+        // magnum-cluster-api: an odd count of at least one
+        self.validate_master_size(node_count)
+    }
+
+    fn validate_cluster_upgrade(
+        &self,
+        cluster: &Cluster,
+        template: &ClusterTemplate,
+    ) -> Result<(), MagnumError> {
+        ops::check_upgrade(
+            Labels::new(cluster.labels.as_ref()).get("kube_tag"),
+            Labels::new(template.labels.as_ref()).get("kube_tag"),
+        )
     }
 
     async fn update_cluster_status(

@@ -103,10 +103,10 @@ impl HelmTemplate {
         let mut child = Command::new(&self.binary)
             .arg("template")
             .arg("--namespace")
-            .arg(release.namespace)
+            .arg(&release.namespace)
             .arg("--values")
             .arg("-")
-            .arg(release.release)
+            .arg(&release.release)
             .arg(&chart)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -174,6 +174,7 @@ mod tests {
     fn the_four_charts_are_embedded() {
         for chart in [
             "cilium",
+            "cluster-autoscaler",
             "k8s-keystone-auth",
             "openstack-cinder-csi",
             "openstack-cloud-controller-manager",
@@ -205,8 +206,8 @@ mod tests {
         let r = HelmRelease {
             key: "cilium.yaml",
             chart: "cilium",
-            release: "cilium",
-            namespace: "kube-system",
+            release: "cilium".into(),
+            namespace: "kube-system".into(),
             values: serde_json::json!({}),
             post: Default::default(),
         };

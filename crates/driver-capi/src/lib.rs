@@ -2,6 +2,7 @@
 //! points of magnum-cluster-api), writing the management cluster's objects with kube-rs.
 
 pub mod addons;
+pub mod autoscaler;
 mod calico_manifests;
 pub mod cluster;
 pub mod clusterclass;
@@ -11,6 +12,7 @@ pub mod labels;
 pub mod mgmt;
 pub mod secrets;
 pub mod status;
+pub mod topology;
 pub mod validate;
 
 pub use driver::{entry_points, CapiDriver};

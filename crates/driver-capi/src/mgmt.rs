@@ -11,7 +11,9 @@
 //!
 //! Every text names the verb and the object (`apply Cluster magnum-system/kube-ab12c: ...`).
 //! Writes are server-side applies with one field manager, [`FIELD_MANAGER`], forced: the driver
-//! owns what it writes, as magnum-cluster-api's create-or-replace does.
+//! owns what it writes, as magnum-cluster-api's create-or-replace does. Changes to a live
+//! `Cluster` (resize, nodegroups, upgrade) are a read, a change and a PUT on the read's
+//! `resourceVersion` ([`Mgmt::replace`]), so that nothing written in between is lost.
 
 use std::fmt;
 use std::path::Path;
@@ -19,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use openkeel_drivers::DriverError;
@@ -133,8 +135,57 @@ pub const CLUSTER_RESOURCE_SET: Kind = Kind::new(
     true,
 );
 
+pub const SERVICE_ACCOUNT: Kind = Kind::new("v1", "ServiceAccount", "serviceaccounts", true);
+pub const SERVICE: Kind = Kind::new("v1", "Service", "services", true);
+pub const DEPLOYMENT: Kind = Kind::new("apps/v1", "Deployment", "deployments", true);
+pub const POD_DISRUPTION_BUDGET: Kind = Kind::new(
+    "policy/v1",
+    "PodDisruptionBudget",
+    "poddisruptionbudgets",
+    true,
+);
+pub const ROLE: Kind = Kind::new("rbac.authorization.k8s.io/v1", "Role", "roles", true);
+pub const ROLE_BINDING: Kind = Kind::new(
+    "rbac.authorization.k8s.io/v1",
+    "RoleBinding",
+    "rolebindings",
+    true,
+);
+pub const CLUSTER_ROLE: Kind = Kind::new(
+    "rbac.authorization.k8s.io/v1",
+    "ClusterRole",
+    "clusterroles",
+    false,
+);
+pub const CLUSTER_ROLE_BINDING: Kind = Kind::new(
+    "rbac.authorization.k8s.io/v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    false,
+);
+
+/// The kinds of the cluster autoscaler's chart, in the order they are deleted.
+pub const AUTOSCALER_KINDS: &[Kind] = &[
+    DEPLOYMENT,
+    SERVICE,
+    POD_DISRUPTION_BUDGET,
+    ROLE_BINDING,
+    ROLE,
+    CLUSTER_ROLE_BINDING,
+    CLUSTER_ROLE,
+    SERVICE_ACCOUNT,
+];
+
 /// Every kind the driver writes, for [`Kind::of`].
 const WRITTEN: &[Kind] = &[
+    SERVICE_ACCOUNT,
+    SERVICE,
+    DEPLOYMENT,
+    POD_DISRUPTION_BUDGET,
+    ROLE,
+    ROLE_BINDING,
+    CLUSTER_ROLE,
+    CLUSTER_ROLE_BINDING,
     NAMESPACE,
     SECRET,
     CLUSTER,
@@ -411,6 +462,57 @@ impl Mgmt {
         {
             Ok(o) => Ok(to_value(o)),
             Err(e) => Err(Self::error("apply", &what, &e)),
+        }
+    }
+
+    /// PUT of an object read with [`Mgmt::get`] and changed (optimistic concurrency on its
+    /// `metadata.resourceVersion`). `Ok(None)`: someone wrote it in between (409); read it
+    /// again and retry.
+    pub async fn replace(&self, kind: Kind, object: &Value) -> Result<Option<Value>, DriverError> {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let what = self.object_name(kind, name);
+        let body: DynamicObject = serde_json::from_value(object.clone()).map_err(|e| {
+            DriverError::permanent_message(format!("Kubernetes API: replace {what}: {e}"))
+        })?;
+        let api = self.api(kind);
+        let params = PostParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PostParams::default()
+        };
+        match self
+            .call("replace", &what, api.replace(name, &params, &body))
+            .await?
+        {
+            Ok(o) => Ok(Some(to_value(o))),
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(None),
+            Err(e) => Err(Self::error("replace", &what, &e)),
+        }
+    }
+
+    /// A JSON merge patch of `metadata.annotations` (`None` values remove the key).
+    pub async fn annotate(
+        &self,
+        kind: Kind,
+        name: &str,
+        annotations: &serde_json::Map<String, Value>,
+    ) -> Result<(), DriverError> {
+        let what = self.object_name(kind, name);
+        let api = self.api(kind);
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PatchParams::default()
+        };
+        let body = serde_json::json!({"metadata": {"annotations": annotations}});
+        match self
+            .call(
+                "patch",
+                &what,
+                api.patch(name, &params, &Patch::Merge(&body)),
+            )
+            .await?
+        {
+            Ok(_) => Ok(()),
+            Err(e) => Err(Self::error("patch", &what, &e)),
         }
     }
 

@@ -33,8 +33,8 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup};
-use openkeel_drivers::{DriverError, NodeGroupReport, StatusChange, StatusReport};
+use openkeel_core::objects::{Cluster, ClusterHealthStatus, ClusterStatus, NodeGroup, StringMap};
+use openkeel_drivers::{DriverError, HealthReport, NodeGroupReport, StatusChange, StatusReport};
 use serde_json::Value;
 
 /// The label CAPI puts on every object of a cluster.
@@ -384,7 +384,7 @@ fn update_applied(
     } else {
         entry["replicas"] == md["spec"]["replicas"]
     };
-    if !spec_equal {
+    if !spec_equal || !rolled_out(md) {
         return false;
     }
     let image = override_value(entry, "imageUUID");
@@ -458,6 +458,74 @@ pub fn needs_openstack_machines(nodegroups: &[NodeGroup]) -> bool {
         .any(|ng| !is_master(ng) && ng.status == Some(ClusterStatus::UpdateInProgress))
 }
 
+/// The `Cluster`'s reasons for a `TopologyReconciled` that is not `True` but leaves nothing
+/// to wait for: MachineDeployments held on their version on purpose (`defer-upgrade`).
+const DEFERRED_REASONS: &[&str] = &[
+    "MachineDeploymentsUpgradeDeferred",
+    "MachinePoolsUpgradeDeferred",
+];
+
+/// Whether the topology controller has carried the `Cluster`'s current spec into the control
+/// plane and the MachineDeployments: its `TopologyReconciled` condition (the `v1beta2` one,
+/// which names the generation it saw) is `True` for this generation, or only deferred
+/// upgrades are left. Right after a change (resize, upgrade) the control plane and the
+/// MachineDeployments still show the old spec as fully rolled out: without this an operation
+/// could complete before it started (magnum-cluster-api's status has that race). Without
+/// `v1beta2` conditions (older Cluster API), the `v1beta1` condition decides; without any,
+/// nothing is waited for.
+pub fn topology_settled(capi: &Value) -> bool {
+    let generation = capi["metadata"]["generation"].as_i64();
+    let v1beta2 = capi["status"]["v1beta2"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "TopologyReconciled"));
+    match v1beta2 {
+        Some(c) => {
+            let seen = match (generation, c["observedGeneration"].as_i64()) {
+                (Some(g), Some(o)) => o >= g,
+                _ => true,
+            };
+            let done = c["status"] == "True"
+                || c["reason"]
+                    .as_str()
+                    .is_some_and(|r| DEFERRED_REASONS.contains(&r));
+            seen && done
+        }
+        None => match condition(capi, "TopologyReconciled") {
+            Some(c) => {
+                c["status"] == "True"
+                    || c["reason"]
+                        .as_str()
+                        .is_some_and(|r| DEFERRED_REASONS.contains(&r))
+            }
+            None => true,
+        },
+    }
+}
+
+/// `CAPI Cluster status: <reason>: <message>` of a `TopologyReconciled` that is not done.
+fn topology_progress(capi: &Value) -> Option<String> {
+    let c = capi["status"]["v1beta2"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "TopologyReconciled"))
+        .or_else(|| condition(capi, "TopologyReconciled"))
+        .filter(|c| c["status"] != "True")?;
+    let message = text(&c["message"]).map(|m| m.split_whitespace().collect::<Vec<_>>().join(" "));
+    Some(format!(
+        "CAPI Cluster status: {}",
+        reason_message(text(&c["reason"]), message.as_deref())?
+    ))
+}
+
+/// Whether a MachineDeployment has rolled out its current template to every replica.
+fn rolled_out(md: &Value) -> bool {
+    let want = md["spec"]["replicas"].as_i64().unwrap_or(0);
+    let st = &md["status"];
+    match st["updatedReplicas"].as_i64() {
+        Some(updated) => updated >= want && st["replicas"].as_i64().unwrap_or(want) == want,
+        None => true,
+    }
+}
+
 /// The status sync's answer for `cluster` (with `nodegroups` as stored) from what was
 /// observed. `Err` is a permanent failure reported by CAPI (the conductor marks the operation
 /// `*_FAILED` with its text).
@@ -498,7 +566,9 @@ pub fn derive(
         return Err(DriverError::permanent_message(failure));
     }
 
-    // nodegroups (§7.2, §7.3), each with its new status as the report leaves it
+    // nodegroups (§7.2, §7.3), each with its new status as the report leaves it; nothing
+    // completes while the topology controller has not carried the spec through
+    let settled = topology_settled(capi);
     let mut statuses = Vec::with_capacity(nodegroups.len());
     for ng in nodegroups {
         let change = if is_master(ng) {
@@ -506,6 +576,11 @@ pub fn derive(
         } else {
             worker_report(cluster, ng, capi, obs, &mut out.actions)
         };
+        let change = change.filter(|c| {
+            settled
+                || !c.status.as_str().ends_with("_COMPLETE")
+                || c.status == ClusterStatus::DeleteComplete
+        });
         let new_status = change.as_ref().map(|c| c.status).or(ng.status);
         if destroyed(cluster, ng, new_status) {
             out.report.destroy_nodegroups.push(ng.uuid.clone());
@@ -528,6 +603,17 @@ pub fn derive(
         }
         return Ok(out);
     }
+    if !settled {
+        // what CAPI is still doing (e.g. "Cluster is upgrading to v1.31.1 ...")
+        if let Some(reason) =
+            topology_progress(capi).filter(|r| cluster.status_reason.as_ref() != Some(r))
+        {
+            out.report.status = Some(StatusChange {
+                status: current,
+                reason: Some(reason),
+            });
+        }
+    }
     if let Some(a) = api_address(capi).filter(|a| cluster.api_address.as_ref() != Some(a)) {
         out.report.api_address = Some(a);
     }
@@ -536,9 +622,10 @@ pub fn derive(
     {
         out.report.coe_version = Some(v.to_string());
     }
-    let all_complete = statuses
-        .iter()
-        .all(|s| s.is_some_and(|s| s.as_str().ends_with("_COMPLETE")));
+    let all_complete = settled
+        && statuses
+            .iter()
+            .all(|s| s.is_some_and(|s| s.as_str().ends_with("_COMPLETE")));
     if all_complete {
         let done = if current == ClusterStatus::UpdateInProgress {
             ClusterStatus::UpdateComplete
@@ -551,6 +638,56 @@ pub fn derive(
         });
     }
     Ok(out)
+}
+
+/// The health monitor's answer (§7.5) from the cluster's `KubeadmControlPlane`s, Machines
+/// and, with the autoscaler, MachineDeployments: `HEALTHY` when the control plane is
+/// `Available` and every Machine `NodeHealthy`; the reason names each Machine
+/// (`<infrastructure name>.Ready`) and the API (`api`). `None` without a single control plane
+/// (magnum-cluster-api raises: the old value stays).
+pub fn health(
+    nodegroups: &[NodeGroup],
+    control_planes: &[Value],
+    machines: &[Value],
+    deployments: &[Value],
+) -> Option<HealthReport> {
+    let [kcp] = control_planes else {
+        return None;
+    };
+    let api_ok = condition_is_true(kcp, "Available");
+    let mut reason = StringMap::new();
+    let mut healthy = api_ok;
+    for m in machines {
+        let ok = condition_is_true(m, "NodeHealthy");
+        healthy &= ok;
+        let name = text(&m["spec"]["infrastructureRef"]["name"]).unwrap_or(name_of(m));
+        reason.insert(
+            format!("{name}.Ready"),
+            if ok { "True" } else { "False" }.to_string(),
+        );
+    }
+    reason.insert("api".into(), if api_ok { "ok" } else { "nok" }.to_string());
+    let mut report = HealthReport {
+        health_status: Some(if healthy {
+            ClusterHealthStatus::Healthy
+        } else {
+            ClusterHealthStatus::Unhealthy
+        }),
+        health_status_reason: Some(reason),
+        nodegroups: Vec::new(),
+    };
+    for ng in nodegroups.iter().filter(|ng| !is_master(ng)) {
+        let replicas = of_deployment(deployments, &ng.name)
+            .next()
+            .and_then(|md| md["spec"]["replicas"].as_i64())
+            .and_then(|r| i32::try_from(r).ok());
+        if let Some(r) = replicas.filter(|r| Some(*r) != ng.node_count) {
+            let mut n = NodeGroupReport::new(ng.uuid.clone());
+            n.node_count = Some(r);
+            report.nodegroups.push(n);
+        }
+    }
+    Some(report)
 }
 
 #[cfg(test)]

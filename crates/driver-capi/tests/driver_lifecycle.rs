@@ -47,6 +47,8 @@ struct Rig {
     ticks: Vec<(Option<ClusterStatus>, u64)>,
     cluster: Cluster,
     nodegroups: Vec<NodeGroup>,
+    /// Per operation: its name, requests to the management cluster, wall time of the call.
+    ops: Vec<(String, u64, Duration)>,
 }
 
 /// A driver that builds its own client from the rig's kubeconfig, in a fresh namespace.
@@ -69,6 +71,7 @@ async fn rig(prefix: &str) -> Option<Rig> {
         ticks: Vec::new(),
         cluster: cluster(&uuid),
         nodegroups: nodegroups(&uuid),
+        ops: Vec::new(),
     })
 }
 
@@ -657,4 +660,759 @@ async fn an_unreachable_management_cluster_is_transient() {
         e.message().contains("get Cluster magnum-system/kube-abcde"),
         "{e}"
     );
+}
+
+impl Rig {
+    /// The conductor's part of an operation: the cluster `UPDATE_IN_PROGRESS`, the
+    /// nodegroup too (with its new count).
+    fn start_update(&mut self, ng: &str, count: Option<i32>) -> NodeGroup {
+        self.cluster.status = Some(ClusterStatus::UpdateInProgress);
+        let n = self
+            .nodegroups
+            .iter_mut()
+            .find(|n| n.name == ng)
+            .unwrap_or_else(|| panic!("nodegroup {ng}"));
+        n.status = Some(ClusterStatus::UpdateInProgress);
+        if let Some(c) = count {
+            n.node_count = Some(c);
+        }
+        n.clone()
+    }
+
+    async fn resize(&mut self, ng: &str, count: i32, remove: &[String]) -> Result<(), DriverError> {
+        let mut n = self.start_update(ng, Some(count));
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = self.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        self.driver
+            .resize_cluster(&ctx, &mut self.cluster, None, count, remove, &mut n)
+            .await
+            .map(|_| ())
+    }
+
+    /// Requests made to the management cluster so far.
+    async fn requests(&self) -> u64 {
+        self.inner
+            .mgmt()
+            .await
+            .map(|m| m.request_count())
+            .unwrap_or(0)
+    }
+
+    /// Record an operation that started at `t0` after `before` requests.
+    async fn record(&mut self, op: &str, before: u64, t0: Instant) {
+        let n = self.requests().await - before;
+        self.ops.push((op.to_string(), n, t0.elapsed()));
+    }
+
+    /// The stand-in plays the providers; status ticks until the cluster is `want`.
+    async fn converge(&mut self, want: ClusterStatus) {
+        let standin = self.standin();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let _ = standin.control_plane(None).await;
+            standin.machines_ready(None).await;
+            self.tick().await.expect("tick");
+            if self.cluster.status == Some(want) {
+                return;
+            }
+            if Instant::now() >= deadline {
+                let sel = format!("cluster.x-k8s.io/cluster-name={}", self.stack_id());
+                let capi = self.capi_cluster().await;
+                eprintln!("Cluster status: {:#}", capi["status"]);
+                for (v, k) in [
+                    (
+                        "controlplane.cluster.x-k8s.io/v1beta1",
+                        "KubeadmControlPlane",
+                    ),
+                    ("cluster.x-k8s.io/v1beta1", "MachineDeployment"),
+                ] {
+                    for o in self.list(v, k, &sel).await {
+                        eprintln!(
+                            "{k} {} spec {:#} status {:#}",
+                            o["metadata"]["name"], o["spec"]["replicas"], o["status"]
+                        );
+                    }
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still {:?} ({:?}) after {WAIT:?}, waiting for {want:?}; nodegroups {:?}",
+                self.cluster.status,
+                self.cluster.status_reason,
+                self.nodegroups
+                    .iter()
+                    .map(|n| (&n.name, n.status))
+                    .collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    async fn object(&self, api_version: &str, kind: &str, name: &str) -> Option<Value> {
+        self.list(api_version, kind, "")
+            .await
+            .into_iter()
+            .find(|o| o["metadata"]["name"] == name)
+    }
+
+    async fn capi_cluster(&self) -> Value {
+        let stack_id = self.stack_id();
+        self.list("cluster.x-k8s.io/v1beta1", "Cluster", "")
+            .await
+            .into_iter()
+            .find(|c| c["metadata"]["name"] == stack_id.as_str())
+            .expect("the Cluster")
+    }
+
+    async fn machines(&self, deployment: &str) -> Vec<Value> {
+        self.list(
+            "cluster.x-k8s.io/v1beta1",
+            "Machine",
+            &format!(
+                "cluster.x-k8s.io/cluster-name={},topology.cluster.x-k8s.io/deployment-name={deployment}",
+                self.stack_id()
+            ),
+        )
+        .await
+    }
+
+    /// Wait until the `MachineDeployment` of `deployment` asks for `replicas` (`None`: until
+    /// it is gone).
+    async fn wait_for_deployment(&self, deployment: &str, replicas: Option<i64>) {
+        let sel = format!(
+            "cluster.x-k8s.io/cluster-name={},topology.cluster.x-k8s.io/deployment-name={deployment}",
+            self.stack_id()
+        );
+        kapi::wait_for(
+            &format!("MachineDeployment {deployment} at {replicas:?}"),
+            WAIT,
+            || async {
+                let mds = self
+                    .list("cluster.x-k8s.io/v1beta1", "MachineDeployment", &sel)
+                    .await;
+                let now = mds.first().map(|md| md["spec"]["replicas"].as_i64());
+                match (replicas, now) {
+                    (None, None) => Some(()),
+                    (Some(r), Some(Some(n))) if r == n => Some(()),
+                    _ => None,
+                }
+            },
+        )
+        .await;
+    }
+}
+
+/// Part 2 on the real management cluster: resize of workers (with `nodes_to_remove`) and of
+/// the control plane, `PATCH node_count`, nodegroup create / update / delete, the health
+/// monitor and an upgrade, each converging with the real CAPI controllers and the stand-in.
+#[tokio::test]
+async fn operations_on_a_running_cluster_converge() {
+    let Some(mut r) = rig("drv-ops").await else {
+        return;
+    };
+    r.create().await.expect("create");
+    r.wait_for_topology().await;
+    let standin = r.standin();
+    kapi::wait_for("the OpenStackCluster", WAIT, || async {
+        standin.infrastructure_ready("192.0.2.11", 6443).await.ok()
+    })
+    .await;
+    r.converge(ClusterStatus::CreateComplete).await;
+
+    // health from the management cluster's view: the control plane is Available, the
+    // Machines have no node (no workload cluster here), so UNHEALTHY naming each
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let h = r
+            .driver
+            .poll_health_status(&ctx, &r.cluster)
+            .await
+            .expect("health")
+            .expect("a report");
+        assert_eq!(
+            h.health_status,
+            Some(openkeel_core::objects::ClusterHealthStatus::Unhealthy)
+        );
+        let reason = h.health_status_reason.expect("reason");
+        assert_eq!(
+            reason.get("api").map(String::as_str),
+            Some("ok"),
+            "{reason:?}"
+        );
+        let machines = r.machines("default-worker").await;
+        assert_eq!(reason.len(), machines.len() + 1, "{reason:?}");
+        for m in &machines {
+            let osm = m["spec"]["infrastructureRef"]["name"].as_str().unwrap();
+            assert_eq!(
+                reason.get(&format!("{osm}.Ready")).map(String::as_str),
+                Some("False"),
+                "{reason:?}"
+            );
+        }
+    }
+
+    // workers 1 → 2
+    let (n0, t0) = (r.requests().await, Instant::now());
+    r.resize("default-worker", 2, &[]).await.expect("resize up");
+    r.record("resize workers 1 → 2", n0, t0).await;
+    r.wait_for_deployment("default-worker", Some(2)).await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+    // the real Machine controller copies each server's id from its OpenStackMachine
+    let machines = kapi::wait_for("two Machines with their servers", WAIT, || async {
+        let ms = r.machines("default-worker").await;
+        (ms.len() == 2 && ms.iter().all(|m| m["spec"]["providerID"].is_string())).then_some(ms)
+    })
+    .await;
+
+    // a node that is not in the nodegroup: refused before anything is written
+    let e = r
+        .resize("default-worker", 1, &["no-such-server".into()])
+        .await
+        .expect_err("unknown node");
+    assert!(!e.is_transient());
+    assert!(e.message().contains("no-such-server"), "{e}");
+    r.wait_for_deployment("default-worker", Some(2)).await;
+
+    // workers 2 → 1, removing the named server
+    let victim = machines[0].clone();
+    let server = victim["spec"]["providerID"]
+        .as_str()
+        .and_then(|p| p.rsplit('/').next())
+        .expect("providerID")
+        .to_string();
+    let victim_name = victim["metadata"]["name"].as_str().unwrap().to_string();
+    let (n0, t0) = (r.requests().await, Instant::now());
+    r.resize("default-worker", 1, &[server])
+        .await
+        .expect("resize down");
+    r.record("resize workers 2 → 1 with nodes_to_remove", n0, t0)
+        .await;
+    r.wait_for_deployment("default-worker", Some(1)).await;
+    kapi::wait_for("the named Machine gone", WAIT, || async {
+        let left = r.machines("default-worker").await;
+        (left.len() == 1 && left[0]["metadata"]["name"] != victim_name.as_str()).then_some(())
+    })
+    .await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+
+    // the control plane 1 → 3
+    let (n0, t0) = (r.requests().await, Instant::now());
+    r.resize("default-master", 3, &[])
+        .await
+        .expect("control plane");
+    r.record("resize control plane 1 → 3", n0, t0).await;
+    assert_eq!(
+        r.capi_cluster().await["spec"]["topology"]["controlPlane"]["replicas"],
+        3
+    );
+    r.converge(ClusterStatus::UpdateComplete).await;
+
+    // PATCH node_count: the default worker nodegroup's resize, followed to completion
+    {
+        r.cluster.status = Some(ClusterStatus::UpdateInProgress);
+        if let Some(w) = r.nodegroups.iter_mut().find(|n| n.name == "default-worker") {
+            w.node_count = Some(2);
+        }
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let (n0, t0) = (r.requests().await, Instant::now());
+        let w = r
+            .driver
+            .update_cluster(&ctx, &mut r.cluster, None, false)
+            .await
+            .expect("update_cluster");
+        r.record("PATCH node_count 1 → 2", n0, t0).await;
+        assert_eq!(w.nodegroups.len(), 1);
+        assert_eq!(
+            w.nodegroups[0].status,
+            Some(ClusterStatus::UpdateInProgress)
+        );
+        for n in w.nodegroups {
+            if let Some(ng) = r.nodegroups.iter_mut().find(|x| x.uuid == n.uuid) {
+                *ng = n;
+            }
+        }
+    }
+    r.wait_for_deployment("default-worker", Some(2)).await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+
+    // a nodegroup: create, update, delete
+    let uuid = r.cluster.uuid.clone().unwrap();
+    let mut ng2 = r.nodegroups[1].clone();
+    ng2.uuid = format!("{uuid}-ng2");
+    ng2.name = "ng2".into();
+    ng2.is_default = Some(false);
+    ng2.node_count = Some(1);
+    ng2.status = Some(ClusterStatus::CreateInProgress);
+    r.nodegroups.push(ng2.clone());
+    r.cluster.status = Some(ClusterStatus::UpdateInProgress);
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let (n0, t0) = (r.requests().await, Instant::now());
+        r.driver
+            .create_nodegroup(&ctx, &mut r.cluster, &mut ng2)
+            .await
+            .expect("create_nodegroup");
+        r.record("nodegroup create", n0, t0).await;
+        let (n0, t0) = (r.requests().await, Instant::now());
+        // a retried create writes nothing new
+        r.driver
+            .create_nodegroup(&ctx, &mut r.cluster, &mut ng2)
+            .await
+            .expect("create_nodegroup again");
+        r.record("nodegroup create again (nothing to change)", n0, t0)
+            .await;
+    }
+    assert!(r
+        .fakes
+        .calls
+        .all()
+        .iter()
+        .any(|c| c.contains(&format!("{}-ng2", r.stack_id()))));
+    r.wait_for_deployment("ng2", Some(1)).await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+    // auto-healing (on by default): a MachineHealthCheck for the control plane and for each
+    // nodegroup, made by CAPI from the topology
+    let mhcs = kapi::wait_for("three MachineHealthChecks", WAIT, || async {
+        let m = r
+            .list(
+                "cluster.x-k8s.io/v1beta1",
+                "MachineHealthCheck",
+                &format!("cluster.x-k8s.io/cluster-name={}", r.stack_id()),
+            )
+            .await;
+        (m.len() == 3).then_some(m)
+    })
+    .await;
+    assert!(mhcs.iter().any(|m| m["spec"]["selector"]["matchLabels"]
+        ["topology.cluster.x-k8s.io/deployment-name"]
+        == "ng2"));
+    assert_eq!(
+        r.nodegroups
+            .iter()
+            .find(|n| n.name == "ng2")
+            .unwrap()
+            .status,
+        Some(ClusterStatus::CreateComplete)
+    );
+
+    let mut n = r.start_update("ng2", Some(2));
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let (n0, t0) = (r.requests().await, Instant::now());
+        r.driver
+            .update_nodegroup(&ctx, &mut r.cluster, &mut n)
+            .await
+            .expect("update_nodegroup");
+        r.record("nodegroup update (resize 1 → 2)", n0, t0).await;
+    }
+    r.wait_for_deployment("ng2", Some(2)).await;
+    r.converge(ClusterStatus::UpdateComplete).await;
+
+    // upgrade: a minor-version skip is refused and nothing is written
+    let before = r.capi_cluster().await;
+    let mut skip = template();
+    skip.uuid = Some("tmpl-skip".into());
+    skip.labels
+        .get_or_insert_with(Default::default)
+        .insert("kube_tag".into(), "v1.32.0".into());
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let mut default_worker = r.nodegroups[1].clone();
+        let e = r
+            .driver
+            .upgrade_cluster(&ctx, &mut r.cluster, &skip, 1, &mut default_worker, false)
+            .await
+            .expect_err("a skip");
+        assert_eq!(
+            e.error().kind(),
+            openkeel_core::error::ErrorKind::NotSupported,
+            "{e}"
+        );
+        assert!(r
+            .driver
+            .validate_cluster_upgrade(&r.cluster, &skip)
+            .is_err());
+    }
+    assert_eq!(
+        r.capi_cluster().await["metadata"]["resourceVersion"],
+        before["metadata"]["resourceVersion"]
+    );
+
+    // upgrade to v1.31: the control plane and the default nodegroups; ng2 keeps its version
+    let mut next = template();
+    next.uuid = Some("tmpl-next".into());
+    next.image_id = Some("ubuntu-2204-v1.31".into());
+    next.labels
+        .get_or_insert_with(Default::default)
+        .insert("kube_tag".into(), "v1.31.1".into());
+    r.cluster.status = Some(ClusterStatus::UpdateInProgress);
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let mut default_worker = r.nodegroups[1].clone();
+        let (n0, t0) = (r.requests().await, Instant::now());
+        let w = r
+            .driver
+            .upgrade_cluster(&ctx, &mut r.cluster, &next, 2, &mut default_worker, false)
+            .await
+            .expect("upgrade");
+        r.record("upgrade v1.30.4 → v1.31.1 (addons rendered again)", n0, t0)
+            .await;
+        assert_eq!(r.cluster.cluster_template_id.as_deref(), Some("tmpl-next"));
+        assert_eq!(
+            r.cluster
+                .labels
+                .as_ref()
+                .unwrap()
+                .get("kube_tag")
+                .map(String::as_str),
+            Some("v1.31.1")
+        );
+        let names: Vec<&str> = w.nodegroups.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["default-master", "default-worker"]);
+        assert_eq!(
+            default_worker.image_id.as_deref(),
+            Some("ubuntu-2204-v1.31")
+        );
+        for n in w.nodegroups {
+            if let Some(ng) = r.nodegroups.iter_mut().find(|x| x.uuid == n.uuid) {
+                *ng = n;
+            }
+        }
+    }
+    let capi = r.capi_cluster().await;
+    let topo = &capi["spec"]["topology"];
+    assert_eq!(topo["version"], "v1.31.1");
+    let entry = |name: &str| {
+        topo["workers"]["machineDeployments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        entry("default-worker")["strategy"]["rollingUpdate"]["maxUnavailable"],
+        2
+    );
+    assert!(entry("default-worker")["metadata"]["annotations"]
+        .get("topology.cluster.x-k8s.io/defer-upgrade")
+        .is_none());
+    assert_eq!(
+        entry("ng2")["metadata"]["annotations"]["topology.cluster.x-k8s.io/defer-upgrade"],
+        ""
+    );
+    // the real topology controller takes it: the control plane moves to v1.31.1
+    let sel = format!("cluster.x-k8s.io/cluster-name={}", r.stack_id());
+    kapi::wait_for("the control plane at v1.31.1", WAIT, || async {
+        r.list(
+            "controlplane.cluster.x-k8s.io/v1beta1",
+            "KubeadmControlPlane",
+            &sel,
+        )
+        .await
+        .into_iter()
+        .next()
+        .filter(|k| k["spec"]["version"] == "v1.31.1")
+        .map(|_| ())
+    })
+    .await;
+    // the upgrade completes only once the control plane and the default workers run it
+    r.converge(ClusterStatus::UpdateComplete).await;
+    let mds = r
+        .list("cluster.x-k8s.io/v1beta1", "MachineDeployment", &sel)
+        .await;
+    let version_of = |name: &str| {
+        mds.iter()
+            .find(|m| m["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"] == name)
+            .map(|m| m["spec"]["template"]["spec"]["version"].clone())
+    };
+    assert_eq!(version_of("default-worker"), Some("v1.31.1".into()));
+    assert_eq!(version_of("ng2"), Some("v1.30.4".into()), "ng2 is deferred");
+
+    // delete ng2, then a nodegroup whose entry is gone already: both end removed
+    r.cluster.status = Some(ClusterStatus::UpdateInProgress);
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let mut n = r
+            .nodegroups
+            .iter()
+            .find(|n| n.name == "ng2")
+            .unwrap()
+            .clone();
+        let (n0, t0) = (r.requests().await, Instant::now());
+        let w = r
+            .driver
+            .delete_nodegroup(&ctx, &mut r.cluster, &mut n)
+            .await
+            .expect("delete_nodegroup");
+        r.record("nodegroup delete", n0, t0).await;
+        assert_eq!(
+            w.nodegroups[0].status,
+            Some(ClusterStatus::DeleteInProgress)
+        );
+        let w = r
+            .driver
+            .delete_nodegroup(&ctx, &mut r.cluster, &mut n)
+            .await
+            .expect("delete_nodegroup of a nodegroup already gone");
+        assert_eq!(
+            w.nodegroups[0].status,
+            Some(ClusterStatus::DeleteInProgress)
+        );
+        if let Some(x) = r.nodegroups.iter_mut().find(|x| x.name == "ng2") {
+            x.status = Some(ClusterStatus::DeleteInProgress);
+        }
+    }
+    r.wait_for_deployment("ng2", None).await;
+    let deadline = Instant::now() + WAIT;
+    while r.nodegroups.iter().any(|n| n.name == "ng2") {
+        let _ = r.tick().await;
+        assert!(
+            Instant::now() < deadline,
+            "ng2 still there: {:?}",
+            r.nodegroups
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(r
+        .fakes
+        .calls
+        .all()
+        .iter()
+        .any(|c| c == &format!("server group delete {}-ng2", r.stack_id())));
+
+    // requests to the management cluster per operation (magnum-cluster-api: spec §4.4–4.6)
+    eprintln!("| operation | requests | wall time of the driver call |");
+    for (op, n, t) in &r.ops {
+        eprintln!("| {op} | {n} | {} ms |", t.as_millis());
+    }
+    for (op, n, _) in &r.ops {
+        let bound = if op.starts_with("upgrade") {
+            16
+        } else if op.contains("nodes_to_remove") {
+            4
+        } else {
+            2
+        };
+        assert!(*n <= bound, "{op}: {n} requests");
+    }
+    r.delete().await.expect("delete");
+    r.tick_until(ClusterStatus::DeleteComplete)
+        .await
+        .expect("DELETE_COMPLETE");
+}
+
+/// `auto_scaling_enabled`: the topology entries carry the autoscaler's bounds instead of
+/// replicas, the autoscaler (magnum-cluster-api's chart, rendered by the real helm) is written
+/// once the cluster is up, the health monitor brings the autoscaler's replicas back as
+/// `node_count`, and the delete removes the autoscaler.
+#[tokio::test]
+async fn an_autoscaled_cluster_runs_the_autoscaler() {
+    let Some(mut r) = rig("drv-autoscale").await else {
+        return;
+    };
+    let l = r.cluster.labels.get_or_insert_with(Default::default);
+    l.insert("auto_scaling_enabled".into(), "true".into());
+    l.insert("auto_healing_enabled".into(), "false".into());
+    for ng in &mut r.nodegroups {
+        ng.labels
+            .get_or_insert_with(Default::default)
+            .insert("auto_scaling_enabled".into(), "true".into());
+        if ng.role.as_deref() == Some("worker") {
+            ng.min_node_count = Some(1);
+            ng.max_node_count = Some(3);
+        }
+    }
+    r.create().await.expect("create");
+    let capi = r.capi_cluster().await;
+    let entry = &capi["spec"]["topology"]["workers"]["machineDeployments"][0];
+    assert!(entry.get("replicas").is_none(), "{entry:#}");
+    let ann = &entry["metadata"]["annotations"];
+    assert_eq!(
+        ann["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"],
+        "1"
+    );
+    assert_eq!(
+        ann["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"],
+        "3"
+    );
+    r.wait_for_topology().await;
+    let standin = r.standin();
+    kapi::wait_for("the OpenStackCluster", WAIT, || async {
+        standin.infrastructure_ready("192.0.2.12", 6443).await.ok()
+    })
+    .await;
+    let name = format!("{}-autoscaler", r.stack_id());
+    // not before the cluster is up (F16)
+    r.tick().await.expect("tick");
+    assert!(r.object("apps/v1", "Deployment", &name).await.is_none());
+    r.converge(ClusterStatus::CreateComplete).await;
+    // auto_healing_enabled=false: CAPI makes no MachineHealthCheck
+    let mhcs = r
+        .list(
+            "cluster.x-k8s.io/v1beta1",
+            "MachineHealthCheck",
+            &format!("cluster.x-k8s.io/cluster-name={}", r.stack_id()),
+        )
+        .await;
+    assert!(mhcs.is_empty(), "{mhcs:#?}");
+    let d = r
+        .object("apps/v1", "Deployment", &name)
+        .await
+        .expect("the autoscaler's Deployment");
+    let c = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        c["image"],
+        "registry.k8s.io/autoscaling/cluster-autoscaler:v1.30.7"
+    );
+    let args: Vec<&str> = c["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        args.contains(
+            &format!(
+                "--node-group-auto-discovery=clusterapi:clusterName={}",
+                r.stack_id()
+            )
+            .as_str()
+        ),
+        "{args:?}"
+    );
+    assert!(
+        args.contains(&"--enforce-node-group-min-size=true"),
+        "{args:?}"
+    );
+    for (v, k) in [
+        ("v1", "ServiceAccount"),
+        ("rbac.authorization.k8s.io/v1", "Role"),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ] {
+        assert!(r.names(v, k).await.contains(&name), "{k}");
+    }
+
+    // the autoscaler scales the MachineDeployment: node_count follows
+    let sel = format!(
+        "cluster.x-k8s.io/cluster-name={},topology.cluster.x-k8s.io/deployment-name=default-worker",
+        r.stack_id()
+    );
+    let md = r
+        .list("cluster.x-k8s.io/v1beta1", "MachineDeployment", &sel)
+        .await
+        .remove(0);
+    let md_name = md["metadata"]["name"].as_str().unwrap().to_string();
+    let api = kapi::dynamic_api(
+        &r.client,
+        &r.ns,
+        "cluster.x-k8s.io/v1beta1",
+        "MachineDeployment",
+    )
+    .await;
+    let body = serde_json::json!({"spec": {"replicas": 2}});
+    let (pp, patch) = (
+        kube::api::PatchParams::default(),
+        kube::api::Patch::Merge(&body),
+    );
+    kapi::retry_transient("scale the MachineDeployment", || {
+        api.patch(&md_name, &pp, &patch)
+    })
+    .await
+    .expect("scale");
+    {
+        let req = RequestContext::default();
+        let t = template();
+        let ngs = r.nodegroups.clone();
+        let ctx = DriverContext {
+            request: &req,
+            template: &t,
+            nodegroups: &ngs,
+        };
+        let h = r
+            .driver
+            .poll_health_status(&ctx, &r.cluster)
+            .await
+            .expect("health")
+            .expect("a report");
+        let worker = r
+            .nodegroups
+            .iter()
+            .find(|n| n.name == "default-worker")
+            .unwrap();
+        assert_eq!(h.nodegroups.len(), 1, "{:?}", h.nodegroups);
+        assert_eq!(h.nodegroups[0].uuid, worker.uuid);
+        assert_eq!(h.nodegroups[0].node_count, Some(2));
+    }
+
+    r.delete().await.expect("delete");
+    assert!(r.object("apps/v1", "Deployment", &name).await.is_none());
+    for (v, k) in [
+        ("v1", "ServiceAccount"),
+        ("rbac.authorization.k8s.io/v1", "Role"),
+    ] {
+        assert!(!r.names(v, k).await.contains(&name), "{k} left");
+    }
+    let cluster_roles: kube::Api<k8s_openapi::api::rbac::v1::ClusterRole> =
+        kube::Api::all(r.client.clone());
+    assert!(cluster_roles.get_opt(&name).await.unwrap().is_none());
+    r.tick_until(ClusterStatus::DeleteComplete)
+        .await
+        .expect("DELETE_COMPLETE");
 }

@@ -638,7 +638,7 @@ fn objects_match_magnum_cluster_api() {
                         .as_array()
                         .unwrap()
                         .iter()
-                        .any(|a| a == release.release)
+                        .any(|a| *a == release.release.as_str())
                 })
                 .unwrap_or_else(|| panic!("{name}: {} was not rendered", release.release));
             let args: Vec<&str> = call["args"]
@@ -650,7 +650,7 @@ fn objects_match_magnum_cluster_api() {
             // the Python side puts the release before `--values`, the Rust side after
             assert_eq!(
                 &args[..3],
-                ["template", "--namespace", release.namespace],
+                ["template", "--namespace", &release.namespace],
                 "{name}"
             );
             assert!(

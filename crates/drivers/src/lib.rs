@@ -243,6 +243,9 @@ pub type DriverResult<T> = Result<T, DriverError>;
 pub struct HealthReport {
     pub health_status: Option<ClusterHealthStatus>,
     pub health_status_reason: Option<StringMap>,
+    /// Nodegroups whose `node_count` the monitor saw change (the autoscaler's doing); only
+    /// `node_count` of each is written.
+    pub nodegroups: Vec<NodeGroupReport>,
 }
 
 /// Magnum's scale manager (`magnum/conductor/scale_manager.py`): decides which hosts to remove
@@ -438,6 +441,18 @@ pub trait Driver: Send + Sync {
         nodegroup: &NodeGroup,
     ) -> Result<(), MagnumError> {
         let _ = (cluster, nodegroup);
+        Ok(())
+    }
+
+    /// OpenKeel's upgrade check (the API's 400 before anything is written): an upgrade of
+    /// `cluster` onto `template` the driver knows it cannot carry out (e.g. a Kubernetes
+    /// version Cluster API refuses to move to). Default: nothing to check.
+    fn validate_cluster_upgrade(
+        &self,
+        cluster: &Cluster,
+        template: &ClusterTemplate,
+    ) -> Result<(), MagnumError> {
+        let _ = (cluster, template);
         Ok(())
     }
 

@@ -51,6 +51,10 @@ pub const LABEL_TICKS: &str = "simulator_ticks";
 pub const LABEL_CALL_SECONDS: &str = "simulator_call_seconds";
 /// Label: the health status the simulator's monitor reports.
 pub const LABEL_HEALTH: &str = "simulator_health";
+/// With [`LABEL_HEALTH`]: the node count the health poll reports for the default worker
+/// nodegroup, as an autoscaler that changed it would (the Cluster API driver's monitor
+/// reports its MachineDeployment's replicas).
+pub const LABEL_AUTOSCALED: &str = "simulator_autoscaled_node_count";
 /// `coe_version` when neither the cluster nor its template has a `kube_tag` label.
 pub const DEFAULT_KUBE_VERSION: &str = "v1.30.4";
 
@@ -459,7 +463,7 @@ impl Driver for SimulatorDriver {
 
     async fn poll_health_status(
         &self,
-        _ctx: &DriverContext<'_>,
+        ctx: &DriverContext<'_>,
         cluster: &Cluster,
     ) -> DriverResult<Option<HealthReport>> {
         let Some(value) = cluster.labels.as_ref().and_then(|l| l.get(LABEL_HEALTH)) else {
@@ -479,9 +483,32 @@ impl Driver for SimulatorDriver {
             ClusterHealthStatus::Unhealthy | ClusterHealthStatus::Unknown => "nok",
         };
         reason.insert("api".into(), api.into());
+        let mut nodegroups = Vec::new();
+        if let Some(v) = cluster
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(LABEL_AUTOSCALED))
+        {
+            let count: i32 = v.trim().parse().map_err(|_| {
+                MagnumError::with_message(
+                    ErrorKind::InvalidParameterValue,
+                    format!("simulator: label {LABEL_AUTOSCALED} must be an integer, not {v:?}"),
+                )
+            })?;
+            if let Some(w) = ctx
+                .nodegroups
+                .iter()
+                .find(|n| n.role.as_deref() != Some("master") && n.is_default == Some(true))
+            {
+                let mut r = NodeGroupReport::new(w.uuid.clone());
+                r.node_count = Some(count);
+                nodegroups.push(r);
+            }
+        }
         Ok(Some(HealthReport {
             health_status: Some(status),
             health_status_reason: Some(reason),
+            nodegroups,
         }))
     }
 }

@@ -12,40 +12,9 @@ use openkeel_rpc::oslo::server::RpcServer;
 use openkeel_rpc::oslo::RabbitSettings;
 use openkeel_rpc::transport::{Args, Dispatcher, RemoteFailure, RpcCaller};
 use serde_json::{json, Value};
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-
-fn rabbitctl(args: &[&str]) -> Result<(), String> {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/services/rabbitctl.sh");
-    let out = Command::new(&script)
-        .args(args)
-        .output()
-        .map_err(|e| format!("{}: {e}", script.display()))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "rabbitmqctl {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
-
-/// Starts the broker's application again however the test ends.
-struct Restart;
-
-impl Drop for Restart {
-    fn drop(&mut self) {
-        if let Err(e) = rabbitctl(&["start_app"]) {
-            eprintln!("could not start the test broker again: {e}");
-        }
-    }
-}
 
 struct Echo {
     seen: mpsc::UnboundedSender<(String, Args)>,
@@ -78,7 +47,7 @@ async fn server_and_caller_survive_a_real_broker_restart() {
     let Some(amqp) = openkeel_tests::rabbit_url() else {
         return;
     };
-    if let Err(e) = rabbitctl(&["-q", "status"]) {
+    if let Err(e) = openkeel_tests::rabbitctl(&["-q", "status"]) {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "the test broker cannot be controlled: {e}"
@@ -111,10 +80,10 @@ async fn server_and_caller_survive_a_real_broker_restart() {
     );
 
     // The restart: the broker closes every connection and forgets the non-durable queues.
-    let restart = Restart;
-    rabbitctl(&["stop_app"]).unwrap();
+    let restart = openkeel_tests::BrokerBack;
+    openkeel_tests::rabbitctl(&["stop_app"]).unwrap();
     tokio::time::sleep(Duration::from_secs(2)).await;
-    rabbitctl(&["start_app"]).unwrap();
+    openkeel_tests::rabbitctl(&["start_app"]).unwrap();
     drop(restart);
 
     // Calls work again once both sides have reconnected and redeclared (the server its topic

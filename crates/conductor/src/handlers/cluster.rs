@@ -435,7 +435,10 @@ impl Conductor {
     ) -> Result<Cluster, MagnumError> {
         let mut c = cluster;
         let mut ng = nodegroup;
-        if !updatable(c.data.status) {
+        // OpenKeel: an UPDATE_FAILED cluster may be upgraded again (Magnum only allows the
+        // *_COMPLETE statuses, so a failed upgrade could never be retried; resize already
+        // allows it)
+        if !updatable(c.data.status) && c.data.status != Some(ClusterStatus::UpdateFailed) {
             self.notifier
                 .notify_cluster_operation(ctx, Action::Update, Outcome::Failure, &c.data)
                 .await;

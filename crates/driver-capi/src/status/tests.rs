@@ -484,3 +484,172 @@ fn preflight_checks_are_waiting_not_failures() {
         json!("InstanceCreateFailed");
     assert!(derive(&c, &ngs, &obs2, &hour_later).is_err());
 }
+
+fn machine(name: &str, osm: &str, healthy: bool) -> Value {
+    json!({"metadata": {"name": name},
+           "spec": {"infrastructureRef": {"name": osm}},
+           "status": {"conditions": [cond("NodeHealthy", if healthy { "True" } else { "False" })]}})
+}
+
+#[test]
+fn health_names_each_machine_and_the_api() {
+    let ngs = nodegroups(ClusterStatus::CreateComplete);
+    let kcp = |ok: &str| json!({"status": {"conditions": [cond("Available", ok)]}});
+    let ms = [machine("m1", "osm-1", true), machine("m2", "osm-2", true)];
+    let h = health(&ngs, &[kcp("True")], &ms, &[]).unwrap();
+    assert_eq!(h.health_status, Some(ClusterHealthStatus::Healthy));
+    let reason = h.health_status_reason.unwrap();
+    assert_eq!(
+        reason.iter().collect::<Vec<_>>(),
+        [
+            (&"osm-1.Ready".to_string(), &"True".to_string()),
+            (&"osm-2.Ready".to_string(), &"True".to_string()),
+            (&"api".to_string(), &"ok".to_string()),
+        ]
+    );
+    assert!(h.nodegroups.is_empty());
+    // one node down, or the API: unhealthy
+    let ms = [machine("m1", "osm-1", true), machine("m2", "osm-2", false)];
+    let h = health(&ngs, &[kcp("True")], &ms, &[]).unwrap();
+    assert_eq!(h.health_status, Some(ClusterHealthStatus::Unhealthy));
+    assert_eq!(h.health_status_reason.unwrap()["osm-2.Ready"], "False");
+    let h = health(&ngs, &[kcp("False")], &[], &[]).unwrap();
+    assert_eq!(h.health_status, Some(ClusterHealthStatus::Unhealthy));
+    assert_eq!(h.health_status_reason.unwrap()["api"], "nok");
+    // no control plane, or two: no answer (the old value stays)
+    assert!(health(&ngs, &[], &[], &[]).is_none());
+    assert!(health(&ngs, &[kcp("True"), kcp("True")], &[], &[]).is_none());
+}
+
+#[test]
+fn with_the_autoscaler_node_counts_follow_the_deployments() {
+    let ngs = nodegroups(ClusterStatus::UpdateComplete);
+    let kcp = json!({"status": {"conditions": [cond("Available", "True")]}});
+    let md = |name: &str, replicas: i64| json!({"metadata": {"labels": {DEPLOYMENT_NAME_LABEL: name}}, "spec": {"replicas": replicas}});
+    let h = health(
+        &ngs,
+        std::slice::from_ref(&kcp),
+        &[],
+        &[md("default-worker", 5)],
+    )
+    .unwrap();
+    assert_eq!(h.nodegroups.len(), 1);
+    assert_eq!(h.nodegroups[0].uuid, "w");
+    assert_eq!(h.nodegroups[0].node_count, Some(5));
+    // the same count: nothing to write
+    let h = health(&ngs, &[kcp], &[], &[md("default-worker", 2)]).unwrap();
+    assert!(h.nodegroups.is_empty());
+}
+
+fn with_topology(mut capi: Value, generation: i64, seen: i64, status: &str, reason: &str) -> Value {
+    capi["metadata"]["generation"] = json!(generation);
+    capi["status"]["v1beta2"] = json!({"conditions": [{
+        "type": "TopologyReconciled", "status": status, "reason": reason,
+        "observedGeneration": seen,
+    }]});
+    capi
+}
+
+#[test]
+fn the_topology_must_have_carried_the_spec_through() {
+    let capi = capi_cluster(true);
+    // fixtures and older Cluster API without v1beta2 conditions
+    assert!(topology_settled(&capi));
+    assert!(topology_settled(&with_topology(
+        capi.clone(),
+        3,
+        3,
+        "True",
+        "ReconcileSucceeded"
+    )));
+    // the controller has not seen the new generation yet
+    assert!(!topology_settled(&with_topology(
+        capi.clone(),
+        4,
+        3,
+        "True",
+        "ReconcileSucceeded"
+    )));
+    // the control plane or the workers are being upgraded
+    assert!(!topology_settled(&with_topology(
+        capi.clone(),
+        4,
+        4,
+        "False",
+        "ControlPlaneUpgradePending"
+    )));
+    assert!(!topology_settled(&with_topology(
+        capi.clone(),
+        4,
+        4,
+        "False",
+        "MachineDeploymentsUpgradePending"
+    )));
+    // only nodegroups held on their version on purpose
+    assert!(topology_settled(&with_topology(
+        capi,
+        4,
+        4,
+        "False",
+        "MachineDeploymentsUpgradeDeferred"
+    )));
+}
+
+#[test]
+fn an_update_does_not_complete_before_the_topology_took_it() {
+    let cluster = cluster(ClusterStatus::UpdateInProgress);
+    let ngs = nodegroups(ClusterStatus::UpdateInProgress);
+    let mut obs = Observed {
+        cluster: Some(with_topology(
+            capi_cluster(true),
+            5,
+            4,
+            "True",
+            "ReconcileSucceeded",
+        )),
+        control_planes: vec![json!({"status": {
+            "observedGeneration": 2, "replicas": 3, "updatedReplicas": 3, "ready": true,
+        }})],
+        ..Observed::default()
+    };
+    let failures = Failures::now(Duration::from_secs(60));
+    let d = derive(&cluster, &ngs, &obs, &failures).unwrap();
+    assert!(d.report.nodegroups.is_empty(), "{:?}", d.report.nodegroups);
+    assert_eq!(d.report.status, None);
+    // CAPI's own account of what it is doing is the reason
+    obs.cluster = Some(with_topology(
+        capi_cluster(true),
+        5,
+        5,
+        "False",
+        "ClusterUpgrading",
+    ));
+    obs.cluster.as_mut().unwrap()["status"]["v1beta2"]["conditions"][0]["message"] =
+        json!("Cluster is upgrading to v1.31.1\n  * MachineDeployment md-1 upgrading");
+    let d = derive(&cluster, &ngs, &obs, &failures).unwrap();
+    assert!(d.report.nodegroups.is_empty());
+    assert_eq!(
+        d.report.status,
+        Some(StatusChange {
+            status: ClusterStatus::UpdateInProgress,
+            reason: Some(
+                "CAPI Cluster status: ClusterUpgrading: Cluster is upgrading to v1.31.1 * \
+                 MachineDeployment md-1 upgrading"
+                    .into()
+            ),
+        })
+    );
+    // once it did, the control plane completes
+    obs.cluster = Some(with_topology(
+        capi_cluster(true),
+        5,
+        5,
+        "True",
+        "ReconcileSucceeded",
+    ));
+    let d = derive(&cluster, &ngs, &obs, &failures).unwrap();
+    assert_eq!(
+        d.report.nodegroups[0].status.as_ref().map(|c| c.status),
+        Some(ClusterStatus::UpdateComplete)
+    );
+}

@@ -251,6 +251,7 @@ pub fn settings(namespace: &str) -> Settings {
         default_boot_volume_size: 0,
         helm_binary: "helm".into(),
         pre_delete_lb_timeout: Duration::from_secs(60),
+        autoscaler_repository: "registry.k8s.io/autoscaling".into(),
     }
 }
 

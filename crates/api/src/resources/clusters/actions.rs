@@ -226,6 +226,11 @@ async fn upgrade(
     let Some(max_batch_size) = int(f.get("max_batch_size")) else {
         return Err(mandatory("max_batch_size"));
     };
+    // OpenKeel: what the driver knows it cannot do is a 400 before anything is written
+    if let Some(drivers) = &state.drivers {
+        let current = cluster_template_of(state, &ctx, &cluster).await?;
+        drivers.validate_cluster_upgrade(&current, &cluster, &new_template)?;
+    }
     let uuid = cluster.uuid.clone().unwrap_or_default();
     conductor(state)?
         .cluster_upgrade(

@@ -1,5 +1,5 @@
-//! The configuration of `openkeel-api` / `openkeel-conductor` in the tests that run them as
-//! services on the shared MariaDB and RabbitMQ.
+//! The split services' configuration shared by the tests that run `openkeel-api` and
+//! `openkeel-conductor` apart over the test RabbitMQ and MariaDB.
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -30,7 +30,7 @@ pub fn service_config_with(
 }
 
 /// The text of [`service_config`]: `[DEFAULT] host = {host}` followed by `default_extra`, and
-/// `extra` at the end.
+/// `extra` at the end (several conductors of one test each need their own `host`).
 pub fn service_conf_text(
     db_url: &str,
     exchange: &str,
