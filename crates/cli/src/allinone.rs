@@ -328,6 +328,8 @@ pub fn conductor_settings(config: &Config) -> openkeel_conductor::ConductorSetti
         driver_call_timeout: secs(config.openkeel.driver_call_timeout),
         operation_timeout: secs(config.openkeel.operation_timeout),
         pre_delete_timeout: secs(config.cluster.pre_delete_lb_timeout),
+        host: config.default.host.clone(),
+        service_down_time: secs(config.default.service_down_time),
         ..openkeel_conductor::ConductorSettings::default()
     }
 }

@@ -120,7 +120,8 @@ async fn start_api_with(
     // The API validates templates against the drivers the conductor offers: the same
     // registry, built from the same configuration.
     let drivers = allinone::driver_registry(config, Some(&db))?;
-    let caller = oslo::client::AmqpCaller::new(settings, config.conductor.topic.clone());
+    let caller = oslo::client::AmqpCaller::new(settings, config.conductor.topic.clone())
+        .with_ordered_casts(config.openkeel.ordered_casts);
     let conductor: Arc<dyn openkeel_rpc::ConductorApi> =
         Arc::new(openkeel_rpc::remote::RemoteConductor::new(caller));
     let state = allinone::api_state(config, &db, enforcer, auth, conductor, drivers)?;
@@ -187,11 +188,13 @@ pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, S
     let conductor = Arc::new(conductor);
     let dispatcher = openkeel_conductor::rpc_server::ConductorDispatcher::new(conductor.clone())
         .with_database(db.clone());
-    let server = oslo::server::RpcServer::start(
+    // OpenKeel's ordered queues too: the casts about one cluster from openkeel-api.
+    let server = oslo::server::RpcServer::start_with(
         settings,
         config.conductor.topic.clone(),
         oslo::server::generate_server_name(),
         Arc::new(dispatcher),
+        true,
     );
     // Like oslo.messaging's server.start(): return once the topic queues exist, so that a
     // cast sent right after start-up is not dropped for want of a bound queue. A broker that

@@ -29,6 +29,7 @@ mod handlers;
 pub mod heartbeat;
 mod indirection;
 pub mod notify;
+pub mod ownership;
 pub mod periodic;
 pub mod rpc_server;
 mod save;
@@ -42,6 +43,7 @@ use chrono::NaiveDateTime;
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
 use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate, NodeGroup, StringMap};
+use openkeel_db::lock::HeldLock;
 use openkeel_db::Database;
 use openkeel_drivers::{DriverError, DriverRegistry, DriverResult};
 use openkeel_rpc::{ConductorApi, Obj};
@@ -69,6 +71,12 @@ pub struct ConductorSettings {
     /// What `delete_cluster` may take beyond `driver_call_timeout`: the wait for the cluster's
     /// load balancers to go (`[cluster] pre_delete_lb_timeout`, Magnum's pre-delete).
     pub pre_delete_timeout: Duration,
+    /// `[DEFAULT] host`: this conductor's `magnum_service` row, its name among the live
+    /// conductors that share the periodic work ([`ownership`]).
+    pub host: Option<String>,
+    /// `[DEFAULT] service_down_time`: a conductor whose heartbeat is older is not live, and
+    /// its clusters' periodic work moves to the others.
+    pub service_down_time: Duration,
 }
 
 impl Default for ConductorSettings {
@@ -79,6 +87,8 @@ impl Default for ConductorSettings {
             sync_concurrency: 8,
             driver_call_timeout: Duration::from_secs(60),
             pre_delete_timeout: Duration::from_secs(60),
+            host: None,
+            service_down_time: Duration::from_secs(180),
         }
     }
 }
@@ -124,13 +134,59 @@ impl Conductor {
         }
     }
 
-    /// Wait for this conductor's lock of cluster `uuid`. Magnum runs the casts of one cluster
-    /// concurrently (its executor pool), so two nodegroup updates and a delete sent within
-    /// milliseconds interleave their reads and writes and a late write can resurrect an
-    /// operation's status; here they run one after the other, in arrival order (tokio's mutex
-    /// is fair). Within one conductor process only (docs/differences.md).
-    async fn cluster_lock(&self, uuid: &str) -> tokio::sync::OwnedMutexGuard<()> {
-        self.cluster_mutex(uuid).lock_owned().await
+    /// Wait for the lock of cluster `uuid`, held until [`ClusterLock::release`]. Magnum runs
+    /// the casts of one cluster concurrently (its executor pool, and every conductor), so two
+    /// nodegroup updates and a delete sent within milliseconds interleave their reads and
+    /// writes and a late write can resurrect an operation's status; here they run one after
+    /// the other. Within this process in arrival order (tokio's mutex is fair); across the
+    /// conductors sharing a MariaDB database, by the server's named lock
+    /// `openkeel-cluster-<uuid>` on a connection of its own, which a conductor that dies loses
+    /// with its connection. Waiting for another process is bounded by
+    /// [`Conductor::lock_wait`].
+    async fn cluster_lock(&self, uuid: &str) -> Result<ClusterLock, MagnumError> {
+        let local = self.cluster_mutex(uuid).lock_owned().await;
+        let wait = self.lock_wait();
+        let server = openkeel_db::lock::hold_lock(&self.db, &lock_name(uuid), wait, wait)
+            .await
+            .map_err(|e| {
+                tracing::error!(cluster = %uuid, error = %e, "cannot take the cluster's lock; the operation is not run");
+                MagnumError::from(e)
+            })?;
+        Ok(ClusterLock {
+            server: Some(server),
+            _local: local,
+        })
+    }
+
+    /// Run `op` (an operation handler on cluster `uuid`) under the cluster's lock.
+    async fn serialized<T>(
+        &self,
+        uuid: &str,
+        op: impl std::future::Future<Output = Result<T, MagnumError>>,
+    ) -> Result<T, MagnumError> {
+        let lock = self.cluster_lock(uuid).await?;
+        tracing::debug!(cluster = %uuid, "operation started");
+        let r = op.await;
+        lock.release().await;
+        tracing::debug!(cluster = %uuid, ok = r.is_ok(), "operation ended");
+        r
+    }
+
+    /// The longest an operation waits for another conductor's operation on its cluster, and
+    /// the longest a conductor whose host vanished keeps the lock: what one operation handler
+    /// may take (its driver call, the pre-delete wait, the database
+    /// writes and certificates around them).
+    fn lock_wait(&self) -> Duration {
+        self.settings.driver_call_timeout * 2
+            + self.settings.pre_delete_timeout
+            + Duration::from_secs(60)
+    }
+
+    /// The cross-process lock of cluster `uuid` if no conductor's operation holds it now (the
+    /// status sync takes it only to write).
+    async fn try_server_lock(&self, uuid: &str) -> Result<Option<HeldLock>, MagnumError> {
+        let hold = self.lock_wait();
+        Ok(openkeel_db::lock::try_hold_lock(&self.db, &lock_name(uuid), hold).await?)
     }
 
     fn cluster_mutex(&self, uuid: &str) -> Arc<tokio::sync::Mutex<()>> {
@@ -220,6 +276,26 @@ impl Conductor {
     }
 }
 
+/// The server-side name of a cluster's lock (at most 64 characters: 17 + a 36-character uuid).
+fn lock_name(uuid: &str) -> String {
+    format!("openkeel-cluster-{uuid}")
+}
+
+/// A held cluster lock ([`Conductor::cluster_lock`]): the server's first, then this process's.
+pub(crate) struct ClusterLock {
+    server: Option<HeldLock>,
+    _local: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl ClusterLock {
+    /// Let the next operation on the cluster go (in any process).
+    pub(crate) async fn release(mut self) {
+        if let Some(s) = self.server.take() {
+            s.release().await;
+        }
+    }
+}
+
 /// The admin context of the periodic tasks (`make_admin_context(all_tenants=True)`): admin,
 /// all tenants, no user, project or token.
 pub fn admin_context() -> RequestContext {
@@ -232,6 +308,11 @@ pub fn admin_context() -> RequestContext {
     }
 }
 
+/// The uuid of the cluster an operation is about.
+fn uuid_of(cluster: &Obj<Cluster>) -> String {
+    cluster.data.uuid.clone().unwrap_or_default()
+}
+
 #[async_trait]
 impl ConductorApi for Conductor {
     async fn cluster_create(
@@ -242,12 +323,9 @@ impl ConductorApi for Conductor {
         node_count: i32,
         create_timeout: i32,
     ) -> Result<(), MagnumError> {
-        let _serial = self
-            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
-            .await;
-        self.handle_cluster_create(ctx, cluster, master_count, node_count, create_timeout)
-            .await
-            .map(drop)
+        let uuid = uuid_of(&cluster);
+        let op = self.handle_cluster_create(ctx, cluster, master_count, node_count, create_timeout);
+        self.serialized(&uuid, op).await.map(drop)
     }
 
     async fn cluster_update(
@@ -259,24 +337,21 @@ impl ConductorApi for Conductor {
         health_status_reason: Option<StringMap>,
         rollback: bool,
     ) -> Result<(), MagnumError> {
-        let _serial = self
-            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
-            .await;
-        self.handle_cluster_update(
+        let uuid = uuid_of(&cluster);
+        let op = self.handle_cluster_update(
             ctx,
             cluster,
             node_count,
             health_status,
             health_status_reason,
             rollback,
-        )
-        .await
-        .map(drop)
+        );
+        self.serialized(&uuid, op).await.map(drop)
     }
 
     async fn cluster_delete(&self, ctx: &RequestContext, uuid: String) -> Result<(), MagnumError> {
-        let _serial = self.cluster_lock(&uuid).await;
-        self.handle_cluster_delete(ctx, &uuid).await
+        self.serialized(&uuid, self.handle_cluster_delete(ctx, &uuid))
+            .await
     }
 
     async fn cluster_resize(
@@ -287,12 +362,9 @@ impl ConductorApi for Conductor {
         nodes_to_remove: Vec<String>,
         nodegroup: Obj<NodeGroup>,
     ) -> Result<(), MagnumError> {
-        let _serial = self
-            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
-            .await;
-        self.handle_cluster_resize(ctx, cluster, node_count, nodes_to_remove, nodegroup)
-            .await
-            .map(drop)
+        let uuid = uuid_of(&cluster);
+        let op = self.handle_cluster_resize(ctx, cluster, node_count, nodes_to_remove, nodegroup);
+        self.serialized(&uuid, op).await.map(drop)
     }
 
     async fn cluster_upgrade(
@@ -304,19 +376,16 @@ impl ConductorApi for Conductor {
         nodegroup: Obj<NodeGroup>,
         rollback: bool,
     ) -> Result<(), MagnumError> {
-        let _serial = self
-            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
-            .await;
-        self.handle_cluster_upgrade(
+        let uuid = uuid_of(&cluster);
+        let op = self.handle_cluster_upgrade(
             ctx,
             cluster,
             cluster_template,
             max_batch_size,
             nodegroup,
             rollback,
-        )
-        .await
-        .map(drop)
+        );
+        self.serialized(&uuid, op).await.map(drop)
     }
 
     async fn nodegroup_create(
@@ -325,12 +394,9 @@ impl ConductorApi for Conductor {
         cluster: Obj<Cluster>,
         nodegroup: Obj<NodeGroup>,
     ) -> Result<(), MagnumError> {
-        let _serial = self
-            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
-            .await;
-        self.handle_nodegroup_create(ctx, cluster, nodegroup)
-            .await
-            .map(drop)
+        let uuid = uuid_of(&cluster);
+        let op = self.handle_nodegroup_create(ctx, cluster, nodegroup);
+        self.serialized(&uuid, op).await.map(drop)
     }
 
     async fn nodegroup_update(
@@ -339,12 +405,9 @@ impl ConductorApi for Conductor {
         cluster: Obj<Cluster>,
         nodegroup: Obj<NodeGroup>,
     ) -> Result<(), MagnumError> {
-        let _serial = self
-            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
-            .await;
-        self.handle_nodegroup_update(ctx, cluster, nodegroup)
-            .await
-            .map(drop)
+        let uuid = uuid_of(&cluster);
+        let op = self.handle_nodegroup_update(ctx, cluster, nodegroup);
+        self.serialized(&uuid, op).await.map(drop)
     }
 
     async fn nodegroup_delete(
@@ -353,10 +416,9 @@ impl ConductorApi for Conductor {
         cluster: Obj<Cluster>,
         nodegroup: Obj<NodeGroup>,
     ) -> Result<(), MagnumError> {
-        let _serial = self
-            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
-            .await;
-        self.handle_nodegroup_delete(ctx, cluster, nodegroup).await
+        let uuid = uuid_of(&cluster);
+        let op = self.handle_nodegroup_delete(ctx, cluster, nodegroup);
+        self.serialized(&uuid, op).await
     }
 
     async fn sign_certificate(
@@ -384,12 +446,9 @@ impl ConductorApi for Conductor {
         ctx: &RequestContext,
         cluster: Obj<Cluster>,
     ) -> Result<(), MagnumError> {
-        let _serial = self
-            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
-            .await;
-        self.handle_rotate_ca_certificate(ctx, cluster)
-            .await
-            .map(drop)
+        let uuid = uuid_of(&cluster);
+        let op = self.handle_rotate_ca_certificate(ctx, cluster);
+        self.serialized(&uuid, op).await.map(drop)
     }
 
     async fn credential_rotate(

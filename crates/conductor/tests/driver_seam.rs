@@ -9,6 +9,7 @@
 mod common;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,10 @@ struct Scripted {
     hang_on_create: Mutex<bool>,
     /// How long `delete_cluster` takes.
     delete_takes: Mutex<Duration>,
+    /// How long `resize_cluster` takes, and how many resizes ran at once (now, at most).
+    resize_takes: Mutex<Duration>,
+    resizing: AtomicUsize,
+    most_resizing: AtomicUsize,
 }
 
 impl Scripted {
@@ -96,6 +101,11 @@ impl Driver for Scripted {
         _: &[String],
         _: &mut NodeGroup,
     ) -> DriverResult<Writes> {
+        let now = self.resizing.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_resizing.fetch_max(now, Ordering::SeqCst);
+        let takes = *self.resize_takes.lock().unwrap();
+        tokio::time::sleep(takes).await;
+        self.resizing.fetch_sub(1, Ordering::SeqCst);
         Ok(Writes::none())
     }
     async fn create_nodegroup(
@@ -142,19 +152,28 @@ impl Driver for Scripted {
 
 fn with_driver(db: &openkeel_db::Database, timeout: Duration) -> (Arc<Conductor>, Arc<Scripted>) {
     let driver = Arc::new(Scripted::default());
+    (on_driver(db, timeout, &driver), driver)
+}
+
+/// A conductor over `driver` (two of them on two connection pools are two conductor
+/// processes as far as the database is concerned).
+fn on_driver(
+    db: &openkeel_db::Database,
+    timeout: Duration,
+    driver: &Arc<Scripted>,
+) -> Arc<Conductor> {
     let mut registry = DriverRegistry::new(DriverSettings::default());
     registry.register(driver.clone());
     let settings = ConductorSettings {
         driver_call_timeout: timeout,
         ..settings()
     };
-    let c = Conductor::new(
+    Arc::new(Conductor::new(
         db.clone(),
         Arc::new(registry),
         Arc::new(Recorder::default()),
         settings,
-    );
-    (Arc::new(c), driver)
+    ))
 }
 
 fn change(status: ClusterStatus, reason: Option<&str>) -> Option<StatusChange> {
@@ -432,4 +451,127 @@ async fn a_busy_cluster_is_skipped_for_one_tick() {
         assert_eq!((r.checked, r.busy, r.changed), (1, 1, 0), "{r:?}");
         create.abort();
     });
+}
+
+/// Two conductors (two connection pools on one MariaDB database, as two processes are):
+/// two MariaDB connections to the database of `guard`.
+async fn two_pools(
+    guard: &openkeel_tests::MysqlDatabase,
+) -> (openkeel_db::Database, openkeel_db::Database) {
+    let a = openkeel_db::Database::connect(guard.url()).await.unwrap();
+    openkeel_db::manage::upgrade(&a).await.unwrap();
+    let b = openkeel_db::Database::connect(guard.url()).await.unwrap();
+    (a, b)
+}
+
+/// Resizes of one cluster sent to two conductors at once run one after the other: the
+/// cluster's lock holds across processes (MariaDB's `GET_LOCK`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn operations_on_one_cluster_never_overlap_across_conductors() {
+    let Some(guard) = openkeel_tests::fresh_mysql_database().await else {
+        return;
+    };
+    let (db_a, db_b) = two_pools(&guard).await;
+    let driver = Arc::new(Scripted::default());
+    let a = on_driver(&db_a, Duration::from_secs(10), &driver);
+    let b = on_driver(&db_b, Duration::from_secs(10), &driver);
+    let t = template(&db_a, "k8s", "v1.31.2", "ubuntu").await;
+    let uuid = create(&a, &t, "shared", 2, &[]).await;
+    driver.answer(Ok(StatusReport {
+        status: change(ClusterStatus::CreateComplete, None),
+        ..StatusReport::default()
+    }));
+    a.sync_cluster_status().await;
+    *driver.resize_takes.lock().unwrap() = Duration::from_millis(300);
+
+    let mut ops = Vec::new();
+    for (i, c) in [&a, &b, &a, &b].into_iter().enumerate() {
+        let c = c.clone();
+        let cluster = obj(&db_a, &uuid).await;
+        let w = ng_named(&db_a, &uuid, "default-worker").await;
+        ops.push(tokio::spawn(async move {
+            c.cluster_resize(&ctx(), cluster, 3 + i as i32, vec![], Obj::unchanged(w))
+                .await
+        }));
+    }
+    let started = Instant::now();
+    for op in ops {
+        op.await.unwrap().expect("resize");
+    }
+    assert_eq!(
+        driver.most_resizing.load(Ordering::SeqCst),
+        1,
+        "two resizes of one cluster ran at once"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(1200),
+        "one after the other"
+    );
+}
+
+/// The cross-process version of the test above: while conductor A's status sync waits for
+/// the driver, conductor B runs a resize. A's answer is about the state before it, so A must
+/// not write it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_status_sync_never_writes_over_another_conductors_operation() {
+    let Some(guard) = openkeel_tests::fresh_mysql_database().await else {
+        return;
+    };
+    let (db_a, db_b) = two_pools(&guard).await;
+    let driver = Arc::new(Scripted::default());
+    let a = on_driver(&db_a, Duration::from_secs(10), &driver);
+    let b = on_driver(&db_b, Duration::from_secs(10), &driver);
+    let t = template(&db_a, "k8s", "v1.31.2", "ubuntu").await;
+    let uuid = create(&a, &t, "race", 2, &[]).await;
+    driver.answer(Ok(StatusReport {
+        status: change(ClusterStatus::CreateComplete, None),
+        ..StatusReport::default()
+    }));
+    a.sync_cluster_status().await;
+    let w = ng_named(&db_a, &uuid, "default-worker").await;
+    a.cluster_resize(
+        &ctx(),
+        obj(&db_a, &uuid).await,
+        3,
+        vec![],
+        Obj::unchanged(w),
+    )
+    .await
+    .expect("first resize");
+
+    let entered = Arc::new(Notify::new());
+    let release = Arc::new(Notify::new());
+    *driver.gate.lock().unwrap() = Some((entered.clone(), release.clone()));
+    driver.answer(Ok(StatusReport {
+        status: change(ClusterStatus::UpdateComplete, None),
+        ..StatusReport::default()
+    }));
+    let sync = tokio::spawn({
+        let a = a.clone();
+        async move { a.sync_cluster_status().await }
+    });
+    entered.notified().await;
+    *driver.gate.lock().unwrap() = None;
+    let w = ng_named(&db_a, &uuid, "default-worker").await;
+    b.cluster_resize(
+        &ctx(),
+        obj(&db_b, &uuid).await,
+        5,
+        vec![],
+        Obj::unchanged(w),
+    )
+    .await
+    .expect("second resize, on the other conductor");
+    release.notify_one();
+    let r = sync.await.unwrap();
+    assert_eq!((r.changed, r.busy), (0, 1), "{r:?}");
+
+    let row = cluster_row(&db_a, &uuid).await;
+    assert_eq!(
+        status(&row),
+        ClusterStatus::UpdateInProgress,
+        "the second resize is still in progress"
+    );
+    let w = ng_named(&db_a, &uuid, "default-worker").await;
+    assert_eq!(w.node_count, Some(5));
 }

@@ -136,3 +136,30 @@ async fn a_round_handles_many_clusters_with_bounded_concurrency() {
         }
     });
 }
+
+/// A status tick reads the clusters in progress, the live conductors, and the clusters'
+/// nodegroups and templates in a fixed number of statements, however many clusters there are,
+/// and writes nothing when nothing changed.
+#[tokio::test]
+async fn a_status_tick_costs_the_same_statements_for_10_or_40_clusters() {
+    on_every_backend!(|db| {
+        let (c, _rec) = conductor(db);
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        let mut per_tick = Vec::new();
+        for n in [10, 40] {
+            while c.sync_cluster_status().await.checked < n {
+                create(&c, &t, "slow", 1, &[("simulator_ticks", "1000000")]).await;
+            }
+            let before = db.statement_count();
+            let r = c.sync_cluster_status().await;
+            let statements = db.statement_count() - before;
+            assert_eq!((r.checked, r.changed, r.errors), (n, 0, 0), "{r:?}");
+            per_tick.push(statements);
+        }
+        assert_eq!(
+            per_tick[0], per_tick[1],
+            "statements per tick: {per_tick:?}"
+        );
+        assert!(per_tick[0] <= 4, "statements per tick: {per_tick:?}");
+    });
+}

@@ -253,6 +253,19 @@ impl Pooled {
         }
     }
 
+    /// Take a MariaDB connection out of the pool for good: the pool may open another in its
+    /// place, and the session (with the named locks it holds) lasts until the connection is
+    /// closed or dropped. `None` on SQLite (the connection goes back to the pool).
+    pub(crate) fn into_dedicated(self) -> Option<Dedicated> {
+        match self.inner {
+            PooledInner::MySql(c) => Some(Dedicated {
+                conn: c.detach(),
+                statements: self.statements,
+            }),
+            PooledInner::Sqlite(_) => None,
+        }
+    }
+
     pub(crate) fn conn(&mut self) -> Conn<'_> {
         let kind = match &mut self.inner {
             PooledInner::MySql(c) => ConnKind::MySql(c),
@@ -385,6 +398,29 @@ pub(crate) fn truncate_to_seconds(t: NaiveDateTime) -> NaiveDateTime {
 /// Naive UTC now, whole seconds (`timeutils.utcnow()` as stored).
 pub(crate) fn utcnow() -> NaiveDateTime {
     truncate_to_seconds(chrono::Utc::now().naive_utc())
+}
+
+/// A MariaDB connection of its own ([`Pooled::into_dedicated`]); dropping it closes it.
+pub(crate) struct Dedicated {
+    conn: MySqlConnection,
+    statements: Arc<AtomicU64>,
+}
+
+impl Dedicated {
+    pub(crate) fn conn(&mut self) -> Conn<'_> {
+        Conn {
+            kind: ConnKind::MySql(&mut self.conn),
+            statements: &self.statements,
+        }
+    }
+
+    /// Close the session (`COM_QUIT`): whatever it holds is freed at once.
+    pub(crate) async fn close(self) {
+        use sqlx::Connection as _;
+        if let Err(e) = self.conn.close().await {
+            tracing::debug!(error = %e, "closing a dedicated connection");
+        }
+    }
 }
 
 /// A borrowed connection of either backend.

@@ -470,6 +470,11 @@ pub async fn stats(db: &Database, project_id: Option<&str>) -> Result<Stats, DbE
 /// (`floating_ip_enabled` true, `master_lb_enabled` false, `created_at` now) and returns the
 /// stored row. A duplicate uuid → `ClusterAlreadyExists`.
 pub async fn create(db: &Database, cluster: &Cluster) -> Result<Cluster, DbError> {
+    let c = with_defaults(cluster);
+    retry_on_deadlock!(insert_and_fetch(db, &c)).map_err(|e| already_exists(e, &c))
+}
+
+fn with_defaults(cluster: &Cluster) -> Cluster {
     let mut c = cluster.clone();
     if c.uuid.as_deref().is_none_or(str::is_empty) {
         c.uuid = Some(uuid::Uuid::new_v4().to_string());
@@ -479,15 +484,51 @@ pub async fn create(db: &Database, cluster: &Cluster) -> Result<Cluster, DbError
     if c.created_at.is_none() {
         c.created_at = Some(utcnow());
     }
-    retry_on_deadlock!(insert_and_fetch(db, &c)).map_err(|e| {
-        if crate::backend::is_duplicate(&e) {
-            DbError::ClusterAlreadyExists {
-                uuid: c.uuid.clone().unwrap_or_default(),
+    c
+}
+
+/// [`create`] with the cluster's first nodegroups ([`nodegroup::create`]'s defaults, their
+/// `cluster_id` set to the cluster's uuid) in one transaction: a process that dies meanwhile
+/// leaves the cluster with all its nodegroups or nothing.
+pub async fn create_with_nodegroups(
+    db: &Database,
+    cluster: &Cluster,
+    nodegroups: &[NodeGroup],
+) -> Result<Cluster, DbError> {
+    let c = with_defaults(cluster);
+    let ngs: Vec<NodeGroup> = nodegroups
+        .iter()
+        .map(|n| {
+            let mut n = nodegroup::with_defaults(n);
+            n.cluster_id = c.uuid.clone().unwrap_or_default();
+            n
+        })
+        .collect();
+    retry_on_deadlock!(async {
+        let mut tx = db.begin().await?;
+        let r: Result<_, DbError> = async {
+            let mut conn = tx.conn();
+            let id = record::insert(&mut conn, &c).await?;
+            let stored = fetch_by_id_on::<Cluster>(&mut conn, id).await?;
+            for n in &ngs {
+                record::insert(&mut conn, n).await?;
             }
-        } else {
-            e
+            Ok(stored)
         }
+        .await;
+        tx.finish(r).await
     })
+    .map_err(|e| already_exists(e, &c))
+}
+
+fn already_exists(e: DbError, c: &Cluster) -> DbError {
+    if crate::backend::is_duplicate(&e) {
+        DbError::ClusterAlreadyExists {
+            uuid: c.uuid.clone().unwrap_or_default(),
+        }
+    } else {
+        e
+    }
 }
 
 pub(crate) async fn insert_and_fetch<T: Record>(db: &Database, record: &T) -> Result<T, DbError> {

@@ -159,6 +159,28 @@ pub async fn get_by_uuid(
     fetch_one(db, w, uuid, false).await
 }
 
+/// The templates of `uuids` visible in `scope`, by uuid, in one query per 10,000 (the
+/// conductor's periodic loops: the templates of every cluster of a tick at once). Missing
+/// ones are absent from the map.
+pub async fn list_by_uuids(
+    db: &Database,
+    scope: &Scope,
+    uuids: &[&str],
+) -> Result<std::collections::HashMap<String, ClusterTemplate>, DbError> {
+    let mut out = std::collections::HashMap::new();
+    let mut c = db.acquire().await?;
+    for chunk in uuids.chunks(10_000) {
+        let mut w = visible(scope, &ClusterTemplateFilters::default());
+        w.in_list("uuid", chunk.iter().map(|u| Val::from(*u)).collect());
+        for t in record::select_where::<ClusterTemplate>(&mut c.conn(), &w, false).await? {
+            if let Some(u) = t.uuid.clone() {
+                out.insert(u, t);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// `get_cluster_template_by_name`: `Conflict` when several visible templates have the name.
 pub async fn get_by_name(
     db: &Database,

@@ -4,7 +4,7 @@
 //! single process, an in-process lock. Within one process both also serialize on a local
 //! mutex, so waiters don't each hold a pooled connection.
 
-use crate::backend::{Pooled, Val};
+use crate::backend::{Dedicated, Pooled, Val};
 use crate::{Database, DbError};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -90,5 +90,116 @@ impl Drop for NamedLock {
         if let Some((c, _)) = self.server.take() {
             c.detach();
         }
+    }
+}
+
+/// A named lock held for as long as an operation runs, across every process using the
+/// database: on MariaDB / MySQL `GET_LOCK` on a connection of its own, taken out of the pool
+/// (so a long operation does not hold one of the pool's connections, and a process that
+/// dies, however it dies, loses its locks with its connections); on SQLite, whose users are
+/// a single process, nothing (the caller serializes within the process). Unlike
+/// [`named_lock`] there is no process-wide stripe: the caller keeps its own per-name order.
+pub struct HeldLock {
+    server: Option<(Dedicated, String)>,
+}
+
+/// What one `GET_LOCK` statement may take beyond the wait it asks the server for.
+const STATEMENT_MARGIN: Duration = Duration::from_secs(10);
+
+async fn get_lock(
+    db: &Database,
+    name: &str,
+    wait: Duration,
+    hold: Duration,
+) -> Result<Option<HeldLock>, DbError> {
+    if db.backend() == crate::Backend::Sqlite {
+        return Ok(Some(HeldLock { server: None }));
+    }
+    let server_name: String = name.chars().take(64).collect();
+    let Some(mut c) = db.acquire().await?.into_dedicated() else {
+        return Ok(Some(HeldLock { server: None }));
+    };
+    // Whole seconds, rounded up (GET_LOCK's unit); 0 is "try".
+    let secs =
+        i64::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).unwrap_or(i64::MAX);
+    // The session is idle while the lock is held: if this process's host goes away without
+    // closing the connection, the server ends the session (and frees the lock) after `hold`
+    // rather than after its default `wait_timeout` (8 hours).
+    let idle = i64::try_from(hold.as_secs().max(1)).unwrap_or(i64::MAX);
+    let sql = format!("SET SESSION wait_timeout = {idle}");
+    let set = async { c.conn().fetch_all(&sql, &[]).await };
+    match tokio::time::timeout(STATEMENT_MARGIN, set).await {
+        Ok(r) => {
+            r?;
+        }
+        Err(_) => {
+            return Err(DbError::Conflict(format!(
+                "Timed out preparing the lock {name}; try again."
+            )))
+        }
+    }
+    let args = [Val::from(server_name.as_str()), Val::from(secs)];
+    let statement = async { c.conn().fetch_all("SELECT GET_LOCK(?, ?)", &args).await };
+    let rows = match tokio::time::timeout(wait + STATEMENT_MARGIN, statement).await {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(DbError::Conflict(format!(
+                "Timed out waiting for the lock {name}; try again."
+            )))
+        }
+    };
+    let got = rows.first().map(|r| r.opt_i64_at(0)).transpose()?.flatten();
+    if got != Some(1) {
+        c.close().await;
+        return Ok(None);
+    }
+    Ok(Some(HeldLock {
+        server: Some((c, server_name)),
+    }))
+}
+
+/// Take the lock `name`, waiting at most `wait` for its holder (in any process) to let go;
+/// a timeout is `Conflict`. `hold` is the longest the caller keeps it: a process whose host
+/// disappears loses it that long after (MariaDB's `wait_timeout` of the lock's session).
+pub async fn hold_lock(
+    db: &Database,
+    name: &str,
+    wait: Duration,
+    hold: Duration,
+) -> Result<HeldLock, DbError> {
+    get_lock(db, name, wait, hold).await?.ok_or_else(|| {
+        DbError::Conflict(format!("Timed out waiting for the lock {name}; try again."))
+    })
+}
+
+/// Take the lock `name` if nobody holds it now (`hold` as for [`hold_lock`]).
+pub async fn try_hold_lock(
+    db: &Database,
+    name: &str,
+    hold: Duration,
+) -> Result<Option<HeldLock>, DbError> {
+    get_lock(db, name, Duration::ZERO, hold).await
+}
+
+impl HeldLock {
+    /// Let go: the session is closed, which frees the lock at once (an explicit
+    /// `RELEASE_LOCK` would cost a statement more and nothing else).
+    pub async fn release(mut self) {
+        if let Some((c, name)) = self.server.take() {
+            if tokio::time::timeout(STATEMENT_MARGIN, c.close())
+                .await
+                .is_err()
+            {
+                tracing::warn!(lock = name, "closing the lock's connection timed out");
+            }
+        }
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        // Dropping the connection closes its socket; the server frees the lock when it sees
+        // the session end.
+        self.server.take();
     }
 }

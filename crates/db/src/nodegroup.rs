@@ -307,14 +307,7 @@ pub async fn count(db: &Database, scope: &Scope, cluster_id: &str) -> Result<i64
 /// `create_nodegroup`: generates a uuid when empty, `is_default` defaults to false,
 /// `created_at` to now. A duplicate uuid or (cluster_id, name) → `NodeGroupAlreadyExists`.
 pub async fn create(db: &Database, nodegroup: &NodeGroup) -> Result<NodeGroup, DbError> {
-    let mut ng = nodegroup.clone();
-    if ng.uuid.is_empty() {
-        ng.uuid = uuid::Uuid::new_v4().to_string();
-    }
-    ng.is_default.get_or_insert(false);
-    if ng.created_at.is_none() {
-        ng.created_at = Some(utcnow());
-    }
+    let ng = with_defaults(nodegroup);
     retry_on_deadlock!(insert_and_fetch(db, &ng)).map_err(|e| {
         if crate::backend::is_duplicate(&e) {
             DbError::NodeGroupAlreadyExists {
@@ -325,6 +318,20 @@ pub async fn create(db: &Database, nodegroup: &NodeGroup) -> Result<NodeGroup, D
             e
         }
     })
+}
+
+/// The row [`create`] inserts: a uuid when empty, `is_default` false and `created_at` now
+/// unless given.
+pub(crate) fn with_defaults(nodegroup: &NodeGroup) -> NodeGroup {
+    let mut ng = nodegroup.clone();
+    if ng.uuid.is_empty() {
+        ng.uuid = uuid::Uuid::new_v4().to_string();
+    }
+    ng.is_default.get_or_insert(false);
+    if ng.created_at.is_none() {
+        ng.created_at = Some(utcnow());
+    }
+    ng
 }
 
 /// `destroy_nodegroup`: by id or uuid within `cluster_id` (not scoped by project).

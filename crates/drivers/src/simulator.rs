@@ -17,6 +17,7 @@
 //! | `simulator_fail_on` | comma list of [`Operation`] names: that operation is accepted but ends in `*_FAILED` on the status tick, with a `status_reason` naming the label |
 //! | `simulator_raise_on` | comma list of operation names: the driver call itself fails, so the conductor's own failure handling runs (`*_FAILED` at once, node counts restored, ...) |
 //! | `simulator_ticks` | number of status ticks an operation stays in progress (default 1: it completes on the first tick) |
+//! | `simulator_call_seconds` | seconds each operation's driver call (create, update, delete, resize, upgrade, the nodegroup operations, the CA rotation) takes before it returns, as against a slow cloud |
 //! | `simulator_health` | `HEALTHY` / `UNHEALTHY` / `UNKNOWN`: what the health poll reports (without it the simulator has no monitor, like Magnum's default driver, and `health_status` stays unset) |
 //!
 //! Which operation is in progress is remembered in memory; after a restart it is inferred
@@ -46,6 +47,8 @@ pub const LABEL_FAIL_ON: &str = "simulator_fail_on";
 pub const LABEL_RAISE_ON: &str = "simulator_raise_on";
 /// Label: status ticks an operation stays in progress.
 pub const LABEL_TICKS: &str = "simulator_ticks";
+/// Label: seconds each operation's driver call takes before it returns (a slow cloud).
+pub const LABEL_CALL_SECONDS: &str = "simulator_call_seconds";
 /// Label: the health status the simulator's monitor reports.
 pub const LABEL_HEALTH: &str = "simulator_health";
 /// With [`LABEL_HEALTH`]: the node count the health poll reports for the default worker
@@ -145,7 +148,7 @@ impl SimulatorDriver {
     }
 
     /// Refuse the call when `simulator_raise_on` lists the operation; else remember it.
-    fn start(
+    async fn start(
         &self,
         cluster: &Cluster,
         nodegroup: Option<&NodeGroup>,
@@ -155,6 +158,15 @@ impl SimulatorDriver {
             nodegroup.and_then(|n| n.labels.as_ref()),
             cluster.labels.as_ref(),
         ];
+        if let Some(secs) = labels
+            .iter()
+            .flatten()
+            .find_map(|l| l.get(LABEL_CALL_SECONDS))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+        {
+            tokio::time::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0))).await;
+        }
         if label_list(&labels, LABEL_RAISE_ON)
             .iter()
             .any(|o| o == op.as_str())
@@ -201,7 +213,7 @@ impl Driver for SimulatorDriver {
         cluster: &mut Cluster,
         _create_timeout: i32,
     ) -> DriverResult<Writes> {
-        self.start(cluster, None, Operation::Create)?;
+        self.start(cluster, None, Operation::Create).await?;
         if cluster.stack_id.as_deref().is_none_or(str::is_empty) {
             let id = uuid::Uuid::new_v4().simple().to_string();
             cluster.stack_id = Some(format!("kube-{}", &id[..5]));
@@ -221,7 +233,7 @@ impl Driver for SimulatorDriver {
         } else {
             Operation::Update
         };
-        self.start(cluster, None, op)?;
+        self.start(cluster, None, op).await?;
         Ok(Writes::none())
     }
 
@@ -236,7 +248,8 @@ impl Driver for SimulatorDriver {
         nodegroup: &mut NodeGroup,
         _rollback: bool,
     ) -> DriverResult<Writes> {
-        self.start(cluster, Some(nodegroup), Operation::Upgrade)?;
+        self.start(cluster, Some(nodegroup), Operation::Upgrade)
+            .await?;
         cluster.cluster_template_id = cluster_template.uuid.clone();
         if let Some(tag) = kube_tag(cluster_template.labels.as_ref()) {
             cluster
@@ -257,7 +270,7 @@ impl Driver for SimulatorDriver {
         _ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
     ) -> DriverResult<Writes> {
-        self.start(cluster, None, Operation::Delete)?;
+        self.start(cluster, None, Operation::Delete).await?;
         Ok(Writes::none())
     }
 
@@ -270,7 +283,8 @@ impl Driver for SimulatorDriver {
         _nodes_to_remove: &[String],
         nodegroup: &mut NodeGroup,
     ) -> DriverResult<Writes> {
-        self.start(cluster, Some(nodegroup), Operation::Resize)?;
+        self.start(cluster, Some(nodegroup), Operation::Resize)
+            .await?;
         Ok(Writes::none())
     }
 
@@ -280,7 +294,8 @@ impl Driver for SimulatorDriver {
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
     ) -> DriverResult<Writes> {
-        self.start(cluster, Some(nodegroup), Operation::NodegroupCreate)?;
+        self.start(cluster, Some(nodegroup), Operation::NodegroupCreate)
+            .await?;
         Ok(Writes::none())
     }
 
@@ -290,7 +305,8 @@ impl Driver for SimulatorDriver {
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
     ) -> DriverResult<Writes> {
-        self.start(cluster, Some(nodegroup), Operation::NodegroupUpdate)?;
+        self.start(cluster, Some(nodegroup), Operation::NodegroupUpdate)
+            .await?;
         Ok(Writes::none())
     }
 
@@ -302,7 +318,8 @@ impl Driver for SimulatorDriver {
         cluster: &mut Cluster,
         nodegroup: &mut NodeGroup,
     ) -> DriverResult<Writes> {
-        self.start(cluster, Some(nodegroup), Operation::NodegroupDelete)?;
+        self.start(cluster, Some(nodegroup), Operation::NodegroupDelete)
+            .await?;
         Ok(Writes {
             nodegroups: vec![nodegroup.clone()],
             destroy_nodegroups: Vec::new(),
@@ -439,7 +456,8 @@ impl Driver for SimulatorDriver {
         _ctx: &DriverContext<'_>,
         cluster: &mut Cluster,
     ) -> DriverResult<Writes> {
-        self.start(cluster, None, Operation::RotateCaCertificate)?;
+        self.start(cluster, None, Operation::RotateCaCertificate)
+            .await?;
         Ok(Writes::none())
     }
 

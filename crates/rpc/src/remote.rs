@@ -38,6 +38,11 @@ fn args(pairs: Vec<(&str, Value)>) -> Args {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
+/// The key that orders the casts about a cluster: its uuid.
+fn key_of(cluster: &Obj<Cluster>) -> String {
+    cluster.data.uuid.clone().unwrap_or_default()
+}
+
 fn decode_certificate(v: &Value) -> Result<Certificate, MagnumError> {
     codec::decode::<Certificate>(v)
         .map(|o| o.data)
@@ -60,7 +65,9 @@ impl<C: RpcCaller> ConductorApi for RemoteConductor<C> {
             ("node_count", node_count.into()),
             ("create_timeout", create_timeout.into()),
         ]);
-        self.caller.cast(ctx, "cluster_create", a).await
+        self.caller
+            .cast_ordered(ctx, &key_of(&cluster), "cluster_create", a)
+            .await
     }
 
     async fn cluster_update(
@@ -86,12 +93,17 @@ impl<C: RpcCaller> ConductorApi for RemoteConductor<C> {
             ("health_status_reason", reason),
             ("rollback", rollback.into()),
         ]);
-        self.caller.cast(ctx, "cluster_update", a).await
+        self.caller
+            .cast_ordered(ctx, &key_of(&cluster), "cluster_update", a)
+            .await
     }
 
     async fn cluster_delete(&self, ctx: &RequestContext, uuid: String) -> Result<(), MagnumError> {
+        let key = uuid.clone();
         let a = args(vec![("uuid", uuid.into())]);
-        self.caller.cast(ctx, "cluster_delete", a).await
+        self.caller
+            .cast_ordered(ctx, &key, "cluster_delete", a)
+            .await
     }
 
     async fn cluster_resize(
@@ -108,7 +120,9 @@ impl<C: RpcCaller> ConductorApi for RemoteConductor<C> {
             ("nodes_to_remove", nodes_to_remove.into()),
             ("nodegroup", obj(&nodegroup)),
         ]);
-        self.caller.cast(ctx, "cluster_resize", a).await
+        self.caller
+            .cast_ordered(ctx, &key_of(&cluster), "cluster_resize", a)
+            .await
     }
 
     /// A call; magnum-api does not send the client's `rollback` (rpc.md §10 row 5).
@@ -140,7 +154,9 @@ impl<C: RpcCaller> ConductorApi for RemoteConductor<C> {
             ("cluster", obj(&cluster)),
             ("nodegroup", obj(&nodegroup)),
         ]);
-        self.caller.cast(ctx, "nodegroup_create", a).await
+        self.caller
+            .cast_ordered(ctx, &key_of(&cluster), "nodegroup_create", a)
+            .await
     }
 
     async fn nodegroup_update(
@@ -153,7 +169,9 @@ impl<C: RpcCaller> ConductorApi for RemoteConductor<C> {
             ("cluster", obj(&cluster)),
             ("nodegroup", obj(&nodegroup)),
         ]);
-        self.caller.cast(ctx, "nodegroup_update", a).await
+        self.caller
+            .cast_ordered(ctx, &key_of(&cluster), "nodegroup_update", a)
+            .await
     }
 
     async fn nodegroup_delete(
@@ -166,7 +184,9 @@ impl<C: RpcCaller> ConductorApi for RemoteConductor<C> {
             ("cluster", obj(&cluster)),
             ("nodegroup", obj(&nodegroup)),
         ]);
-        self.caller.cast(ctx, "nodegroup_delete", a).await
+        self.caller
+            .cast_ordered(ctx, &key_of(&cluster), "nodegroup_delete", a)
+            .await
     }
 
     async fn sign_certificate(

@@ -74,6 +74,20 @@ pub trait RpcCaller: Send + Sync + 'static {
     async fn cast(&self, ctx: &RequestContext, method: &str, args: Args)
         -> Result<(), MagnumError>;
 
+    /// A cast about one cluster (`key`: its uuid). A transport that can keep the casts of one
+    /// key in the order they were sent across conductor processes does so (RabbitMQ: the
+    /// key's ordered queue); the default is [`RpcCaller::cast`].
+    async fn cast_ordered(
+        &self,
+        ctx: &RequestContext,
+        key: &str,
+        method: &str,
+        args: Args,
+    ) -> Result<(), MagnumError> {
+        let _ = key;
+        self.cast(ctx, method, args).await
+    }
+
     /// Publish a call and wait for the final reply, bounded by `rpc_response_timeout`
     /// (`MessagingTimeout` on expiry). A failure reply is decoded into the `MagnumError`
     /// of the same class (status and message as magnum-api would answer).

@@ -28,20 +28,10 @@ pub async fn route(state: &ApiState, req: &RequestInfo, rest: &[&str]) -> Result
     }
 }
 
-/// `ServiceGroup.service_is_up`: not forced down, and the last heartbeat (`last_seen_up`,
-/// else `updated_at`, else `created_at`) at most `down_time` seconds from `now` (either way).
+/// `ServiceGroup.service_is_up` ([`MagnumService::is_up`], shared with the conductor's
+/// ownership of the periodic work).
 pub fn service_is_up(s: &MagnumService, now: NaiveDateTime, down_time: u64) -> bool {
-    if s.forced_down == Some(true) {
-        return false;
-    }
-    let Some(last) = s.last_seen_up.or(s.updated_at).or(s.created_at) else {
-        // Magnum cannot compute a delta from `None` (TypeError); such a row is not alive.
-        return false;
-    };
-    let elapsed = (now - last)
-        .num_microseconds()
-        .map_or(f64::INFINITY, |us| (us as f64 / 1_000_000.0).abs());
-    elapsed <= down_time as f64
+    s.is_up(now, down_time)
 }
 
 /// One service as the API shows it: `state` first, then the object's fields in order

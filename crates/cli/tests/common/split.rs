@@ -12,22 +12,43 @@ pub fn service_config(dir: &Path, db_url: &str, exchange: &str) -> openkeel_core
     service_config_with(dir, db_url, exchange, "")
 }
 
+/// [`service_config`] with `extra` appended (after the `[openkeel]` section).
 pub fn service_config_with(
     dir: &Path,
     db_url: &str,
     exchange: &str,
     extra: &str,
 ) -> openkeel_core::config::Config {
+    let path = dir.join("magnum.conf");
+    std::fs::write(
+        &path,
+        service_conf_text(db_url, exchange, "okt-conductor", "", extra),
+    )
+    .unwrap();
+    openkeel_core::config::Config::load_sequence(&[openkeel_core::config::ConfigSource::File(path)])
+        .unwrap()
+}
+
+/// The text of [`service_config`]: `[DEFAULT] host = {host}` followed by `default_extra`, and
+/// `extra` at the end (several conductors of one test each need their own `host`).
+pub fn service_conf_text(
+    db_url: &str,
+    exchange: &str,
+    host: &str,
+    default_extra: &str,
+    extra: &str,
+) -> String {
     let rabbit =
         openkeel_tests::rabbit_url()
             .expect("RabbitMQ")
             .replacen("amqp://", "rabbit://", 1);
-    let text = format!(
+    format!(
         "[DEFAULT]\n\
          transport_url = {rabbit}\n\
          control_exchange = {exchange}\n\
          rpc_response_timeout = 30\n\
-         host = okt-conductor\n\
+         host = {host}\n\
+         {default_extra}\
          [conductor]\n\
          topic = {exchange}-conductor\n\
          [database]\n\
@@ -41,9 +62,5 @@ pub fn service_config_with(
          simulated_cloud = true\n\
          status_sync_interval = 1\n\
          {extra}"
-    );
-    let path = dir.join("magnum.conf");
-    std::fs::write(&path, text).unwrap();
-    openkeel_core::config::Config::load_sequence(&[openkeel_core::config::ConfigSource::File(path)])
-        .unwrap()
+    )
 }

@@ -81,13 +81,28 @@ impl Conductor {
         let mut data = cluster.data;
         data.status = Some(ClusterStatus::CreateInProgress);
         data.status_reason = None;
-        let mut c = Obj::unchanged(cluster_db::create(&self.db, &data).await?);
-
-        let template = self.template_of(&scope, &c.data).await?;
-        let master = default_nodegroup(&c.data, &template, master_count, true)?;
-        ng_db::create(&self.db, &master).await?;
-        let worker = default_nodegroup(&c.data, &template, node_count, false)?;
-        ng_db::create(&self.db, &worker).await?;
+        if data.uuid.as_deref().is_none_or(str::is_empty) {
+            data.uuid = Some(uuid::Uuid::new_v4().to_string());
+        }
+        // The cluster and its two default nodegroups in one transaction: a conductor killed
+        // here leaves all three or none. Without its template (or with a label the default
+        // nodegroups cannot take) the cluster alone is stored, as before the nodegroups.
+        let defaults = async {
+            let template = self.template_of(&scope, &data).await?;
+            let master = default_nodegroup(&data, &template, master_count, true)?;
+            let worker = default_nodegroup(&data, &template, node_count, false)?;
+            Ok::<_, MagnumError>([master, worker])
+        }
+        .await;
+        let mut c = match defaults {
+            Ok(ngs) => {
+                Obj::unchanged(cluster_db::create_with_nodegroups(&self.db, &data, &ngs).await?)
+            }
+            Err(e) => {
+                cluster_db::create(&self.db, &data).await?;
+                return Err(e);
+            }
+        };
 
         let result = async {
             if let Some(certs) = &self.certificates {
@@ -265,6 +280,14 @@ impl Conductor {
             self.notifier
                 .notify_cluster_operation(ctx, Action::Delete, Outcome::Pending, &c.data)
                 .await;
+            // DELETE_IN_PROGRESS before the driver call (Magnum sets it after): a conductor
+            // killed during the call leaves the cluster in progress, and the status sync of
+            // another conductor finishes the delete (or the operation timeout fails it)
+            // instead of the cluster looking untouched after a delete was accepted.
+            set_cluster_status(&mut c, ClusterStatus::DeleteInProgress);
+            set_cluster_reason(&mut c, None);
+            save_cluster(&self.db, &mut c).await?;
+            self.mark_started(&c.data, ClusterStatus::DeleteInProgress);
             let ngs = self.nodegroups_of(&scope, &c.data).await?;
             let dctx = DriverContext {
                 request: ctx,
@@ -330,6 +353,14 @@ impl Conductor {
             ng.touch("node_count");
             set_nodegroup_status(&mut ng, ClusterStatus::UpdateInProgress);
             save_nodegroup(&self.db, &mut ng).await?;
+            // The cluster's UPDATE_IN_PROGRESS before the driver call too (Magnum saves it
+            // after): a conductor killed during the call leaves cluster and nodegroup in
+            // progress, which the status sync finishes or the operation timeout fails, not a
+            // nodegroup in progress under a complete cluster that nothing syncs.
+            set_cluster_status(&mut c, ClusterStatus::UpdateInProgress);
+            set_cluster_reason(&mut c, None);
+            save_cluster(&self.db, &mut c).await?;
+            self.mark_started(&c.data, ClusterStatus::UpdateInProgress);
             self.notifier
                 .notify_cluster_operation(ctx, Action::Update, Outcome::Pending, &c.data)
                 .await;

@@ -102,9 +102,9 @@ fn tables_are_well_formed() {
     // plugin options keystonemiddleware loads in [keystone_authtoken], [openkeel]'s 8, and
     // the Cluster API driver's groups: magnum-cluster-api's 13 ([capi_client] 5,
     // [auto_scaling] 1, [manila_client] 7) and OpenKeel's 2 kubeconfig options and
-    // helm_binary, [openkeel] list_concurrency, and oslo.middleware's
+    // helm_binary, [openkeel] list_concurrency and ordered_casts, and oslo.middleware's
     // [oslo_middleware] enable_proxy_headers_parsing (registered by magnum-api's pipeline).
-    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 3 + 2);
+    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 3 + 3);
 }
 
 #[test]

@@ -18,3 +18,22 @@ pub struct MagnumService {
     pub last_seen_up: Option<NaiveDateTime>,
     pub forced_down: Option<bool>,
 }
+
+impl MagnumService {
+    /// `ServiceGroup.service_is_up`: not forced down, and the last heartbeat (`last_seen_up`,
+    /// else `updated_at`, else `created_at`) at most `down_time` seconds from `now` (either
+    /// way). The API's `state` and the conductors' live set both use it.
+    pub fn is_up(&self, now: NaiveDateTime, down_time: u64) -> bool {
+        if self.forced_down == Some(true) {
+            return false;
+        }
+        let Some(last) = self.last_seen_up.or(self.updated_at).or(self.created_at) else {
+            // Magnum cannot compute a delta from `None` (TypeError); such a row is not alive.
+            return false;
+        };
+        let elapsed = (now - last)
+            .num_microseconds()
+            .map_or(f64::INFINITY, |us| (us as f64 / 1_000_000.0).abs());
+        elapsed <= down_time as f64
+    }
+}

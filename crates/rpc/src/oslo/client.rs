@@ -43,6 +43,8 @@ struct Inner {
 #[derive(Clone)]
 pub struct AmqpCaller {
     inner: Arc<Inner>,
+    /// Casts about one cluster go to its ordered queue ([`super::ordered_queue_of`]).
+    ordered: bool,
     _stop: Arc<StopOnDrop>,
 }
 
@@ -84,8 +86,17 @@ impl AmqpCaller {
         tokio::spawn(reply_loop(Arc::downgrade(&inner), reply_broker, stop_rx));
         AmqpCaller {
             inner,
+            ordered: false,
             _stop: Arc::new(StopOnDrop(stop_tx)),
         }
+    }
+
+    /// Send the casts about one cluster to its ordered queue (`[openkeel] ordered_casts`):
+    /// OpenKeel's conductors consume each ordered queue with a single active consumer, so the
+    /// casts of one cluster run in the order they were sent whichever conductor is active.
+    pub fn with_ordered_casts(mut self, ordered: bool) -> Self {
+        self.ordered = ordered;
+        self
     }
 
     /// The name of this process's reply queue.
@@ -100,12 +111,24 @@ impl AmqpCaller {
         mandatory: bool,
         deadline: Instant,
     ) -> Result<(), BrokerError> {
+        self.publish_to(&self.inner.topic, body, expiration, mandatory, deadline)
+            .await
+    }
+
+    async fn publish_to(
+        &self,
+        routing_key: &str,
+        body: &[u8],
+        expiration: Option<std::time::Duration>,
+        mandatory: bool,
+        deadline: Instant,
+    ) -> Result<(), BrokerError> {
         let s = &self.inner.settings;
         self.inner
             .publisher
             .publish(
                 &s.exchange,
-                &self.inner.topic,
+                routing_key,
                 mandatory,
                 body,
                 properties(expiration),
@@ -162,6 +185,36 @@ impl RpcCaller for AmqpCaller {
         let deadline = Instant::now() + self.inner.settings.rpc_response_timeout;
         let body = message::serialize_envelope(&message::request(ctx, method, args, None));
         self.publish_cast(&body, deadline).await.map_err(|e| {
+            tracing::error!(method, error = %e, request_id = %ctx.request_id, "RPC cast not delivered");
+            unavailable(&e)
+        })
+    }
+
+    /// With ordered casts, to the cluster's ordered queue, published `mandatory`: when the
+    /// broker returns it (no OpenKeel conductor has declared that queue: Python conductors
+    /// only, or none yet), to the topic as [`RpcCaller::cast`] does.
+    async fn cast_ordered(
+        &self,
+        ctx: &RequestContext,
+        key: &str,
+        method: &str,
+        args: Args,
+    ) -> Result<(), MagnumError> {
+        if !self.ordered || key.is_empty() {
+            return self.cast(ctx, method, args).await;
+        }
+        let deadline = Instant::now() + self.inner.settings.rpc_response_timeout;
+        let body = message::serialize_envelope(&message::request(ctx, method, args, None));
+        let queue = super::ordered_queue_of(&self.inner.topic, key);
+        match self.publish_to(&queue, &body, None, true, deadline).await {
+            Ok(()) => Ok(()),
+            Err(BrokerError::Returned(_)) => {
+                tracing::debug!(method, queue, "no conductor consumes the ordered queue; cast to the topic");
+                self.publish_cast(&body, deadline).await
+            }
+            Err(e) => Err(e),
+        }
+        .map_err(|e| {
             tracing::error!(method, error = %e, request_id = %ctx.request_id, "RPC cast not delivered");
             unavailable(&e)
         })

@@ -18,6 +18,27 @@ pub mod server;
 
 use std::time::Duration;
 
+/// How many ordered queues a conductor topic has (OpenKeel's, beside oslo's): the casts about
+/// one cluster all go to one of them ([`ordered_queue_of`]).
+pub const ORDERED_SHARDS: usize = 16;
+
+/// The name of ordered queue `shard` of `topic` (bound to the control exchange under its own
+/// name). Python services neither declare nor consume these queues.
+pub fn ordered_queue(topic: &str, shard: usize) -> String {
+    format!("{topic}.openkeel-ordered.{shard}")
+}
+
+/// The ordered queue of the casts about `key` (a cluster uuid): FNV-1a of the key, so that
+/// every openkeel-api process picks the same one.
+pub fn ordered_queue_of(topic: &str, key: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    ordered_queue(topic, (h % ORDERED_SHARDS as u64) as usize)
+}
+
 /// Everything the transport reads from the configuration.
 #[derive(Debug, Clone)]
 pub struct RabbitSettings {

@@ -20,7 +20,7 @@ use crate::transport::{Dispatcher, RemoteFailure};
 use futures_util::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions,
-    QueueBindOptions, QueueDeleteOptions,
+    QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
 };
 use lapin::types::FieldTable;
 use lapin::ExchangeKind;
@@ -65,6 +65,21 @@ impl RpcServer {
         server_name: impl Into<String>,
         dispatcher: Arc<dyn Dispatcher>,
     ) -> Self {
+        Self::start_with(settings, topic, server_name, dispatcher, false)
+    }
+
+    /// [`RpcServer::start`], and with `ordered` also OpenKeel's ordered queues of the topic
+    /// ([`super::ORDERED_SHARDS`] of them, [`super::ordered_queue`]): declared non-durable and
+    /// auto-deleted with `x-single-active-consumer`, so that RabbitMQ delivers each one to a
+    /// single conductor at a time (another takes over when its connection goes) and the casts
+    /// of one cluster reach one conductor, in the order they were published.
+    pub fn start_with(
+        settings: Arc<RabbitSettings>,
+        topic: impl Into<String>,
+        server_name: impl Into<String>,
+        dispatcher: Arc<dyn Dispatcher>,
+        ordered: bool,
+    ) -> Self {
         let (stop, stop_rx) = watch::channel(false);
         let (listening_tx, listening) = watch::channel(false);
         let server_name = server_name.into();
@@ -79,6 +94,7 @@ impl RpcServer {
             permits: Arc::new(Semaphore::new(settings.executor_pool)),
             settings,
             listening: listening_tx,
+            ordered,
         });
         let handle = tokio::spawn(listen_loop(state, stop_rx));
         RpcServer {
@@ -124,6 +140,8 @@ struct ServerState {
     permits: Arc<Semaphore>,
     /// True while the consumers are set up.
     listening: watch::Sender<bool>,
+    /// Whether the ordered queues are consumed too.
+    ordered: bool,
 }
 
 async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
@@ -255,16 +273,48 @@ async fn set_up(
         FieldTable::default(),
     )
     .await?;
-    let mut all = futures_util::stream::SelectAll::new();
-    for (tag, q) in [
+    let mut queues: Vec<(String, String)> = [
         ("1", state.topic.as_str()),
         ("2", server_queue.as_str()),
         ("3", fanout_queue),
-    ] {
+    ]
+    .iter()
+    .map(|(t, q)| (t.to_string(), q.to_string()))
+    .collect();
+    if state.ordered {
+        let mut args = FieldTable::default();
+        args.insert(
+            "x-single-active-consumer".into(),
+            lapin::types::AMQPValue::Boolean(true),
+        );
+        for shard in 0..super::ORDERED_SHARDS {
+            let q = super::ordered_queue(&state.topic, shard);
+            ch.queue_declare(
+                q.as_str().into(),
+                QueueDeclareOptions {
+                    auto_delete: true,
+                    ..Default::default()
+                },
+                args.clone(),
+            )
+            .await?;
+            ch.queue_bind(
+                q.as_str().into(),
+                state.settings.exchange.as_str().into(),
+                q.as_str().into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await?;
+            queues.push((format!("o{shard}"), q));
+        }
+    }
+    let mut all = futures_util::stream::SelectAll::new();
+    for (tag, q) in &queues {
         let c = ch
             .basic_consume(
-                q.into(),
-                tag.into(),
+                q.as_str().into(),
+                tag.as_str().into(),
                 BasicConsumeOptions::default(),
                 FieldTable::default(),
             )

@@ -41,6 +41,13 @@ config_section! {
         /// all-in-one server without a cloud; never in production.
         simulated_cloud: bool = boolean(false);
 
+        /// openkeel-api sends the casts about one cluster (operations on it and on its
+        /// nodegroups) to one of OpenKeel's per-cluster ordered queues on the conductor
+        /// topic, so they run in the order it sent them whichever openkeel-conductor receives
+        /// them; without an OpenKeel conductor listening there they go to the topic as
+        /// magnum-api sends them. False: always the topic (Magnum's behaviour).
+        ordered_casts: bool = boolean(true);
+
         /// Seconds between two runs of the conductor's cluster status sync (Magnum runs it
         /// every 10 seconds). Tests and demonstrations may shorten it.
         status_sync_interval: i64 = integer(10).min(1).max(3600);
