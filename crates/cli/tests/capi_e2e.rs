@@ -117,6 +117,29 @@ async fn app_creds(ks: &openkeel_tests::Keystone, user: &str, name: &str) -> Vec
         .unwrap_or_default()
 }
 
+/// The application credentials of `user` that belong to cluster `uuid` (named `<uuid>`, or
+/// `<uuid>-…` after a rotation), as the Keystone admin sees them.
+async fn cluster_creds(ks: &openkeel_tests::Keystone, user: &str, uuid: &str) -> Vec<Value> {
+    let r = ks
+        .admin_request(
+            "GET",
+            &format!("/users/{user}/application_credentials"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "list application credentials: {}", r.text());
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    v["application_credentials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| {
+            openkeel_drivers::deps::is_cluster_credential(c["name"].as_str().unwrap_or(""), uuid)
+        })
+        .collect()
+}
+
 fn template_args<'a>(name: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec![
         "cluster",
@@ -402,6 +425,101 @@ async fn openstack_coe_cluster_api_end_to_end() {
         "the kubeconfig's CA is {stack_id}-ca's tls.crt"
     );
 
+    // Credential rotation (API 1.12, `openstack coe credential rotate`): a new application
+    // credential that authenticates, in CAPO's Secret and the addon Secrets, the old one gone
+    // from Keystone, the cluster's status unchanged.
+    {
+        let secret_text = |secrets: &[Value], name: &str, key: &str| -> String {
+            let s = secrets
+                .iter()
+                .find(|s| name_of(s) == name)
+                .unwrap_or_else(|| panic!("Secret {name} missing"));
+            let b64 = s["data"][key]
+                .as_str()
+                .unwrap_or_else(|| panic!("{name} has no {key}"));
+            String::from_utf8(base64_decode(b64)).unwrap()
+        };
+        let field = |yaml: &str, key: &str| -> String {
+            yaml.lines()
+                .find_map(|l| l.trim().strip_prefix(&format!("{key}:")))
+                .unwrap_or_else(|| panic!("no {key} in {}", yaml.len()))
+                .trim()
+                .trim_matches(|c| c == '\'' || c == '"')
+                .to_string()
+        };
+        let cloud_config = format!("{stack_id}-cloud-config");
+        let secrets = list(&client, "v1", "Secret", "").await;
+        let clouds = secret_text(&secrets, &cloud_config, "clouds.yaml");
+        let old_id = field(&clouds, "application_credential_id");
+        let before = demo.json(&["cluster", "show", "c1"]).await;
+        let out = demo.ok(&["credential", "rotate", "c1"]).await;
+        assert!(out.contains("Request to rotate credentials"), "{out}");
+        let after = demo.json(&["cluster", "show", "c1"]).await;
+        assert_eq!(
+            (&after["status"], &after["status_reason"]),
+            (&before["status"], &before["status_reason"]),
+            "{after}"
+        );
+        let secrets = list(&client, "v1", "Secret", "").await;
+        let clouds = secret_text(&secrets, &cloud_config, "clouds.yaml");
+        let new_id = field(&clouds, "application_credential_id");
+        let new_secret = field(&clouds, "application_credential_secret");
+        assert_ne!(new_id, old_id);
+        for addons in [uuid.clone(), format!("{stack_id}-cloud-provider")] {
+            let conf = secret_text(&secrets, &addons, "cloud-config-secret.yaml");
+            assert!(
+                conf.contains(&format!("application-credential-id={new_id}"))
+                    && !conf.contains(&old_id),
+                "{addons} carries the new credential"
+            );
+        }
+        // in Keystone: only the new one, named <uuid>-<suffix>, and it authenticates
+        let creds = cluster_creds(&ks, &demo_user, &uuid).await;
+        assert_eq!(creds.len(), 1, "{creds:?}");
+        assert_eq!(creds[0]["id"], new_id.as_str(), "{creds:?}");
+        assert!(
+            creds[0]["name"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{uuid}-")),
+            "{creds:?}"
+        );
+        let r = ks
+            .admin_request(
+                "GET",
+                &format!("/users/{demo_user}/application_credentials/{old_id}"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 404, "the old credential is gone: {}", r.text());
+        let auth = serde_json::json!({"auth": {"identity": {"methods": ["application_credential"],
+            "application_credential": {"id": new_id, "secret": new_secret}}}})
+        .to_string();
+        let path = format!(
+            "/{}/auth/tokens?nocatalog",
+            ks.url
+                .trim_start_matches("http://")
+                .split_once('/')
+                .map(|(_, p)| p.trim_end_matches('/'))
+                .unwrap_or("v3")
+        );
+        let r = openkeel_tests::http(
+            ks.addr,
+            "POST",
+            &path,
+            &[("Content-Type", "application/json")],
+            Some(auth.as_bytes()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            r.status,
+            201,
+            "the new credential authenticates: {}",
+            r.text()
+        );
+    }
+
     // Issue 13: the operations on a running cluster, through the CLI, each followed to its
     // final state while the stand-in plays the providers.
     let player = standin.clone().play();
@@ -588,7 +706,7 @@ async fn openstack_coe_cluster_api_end_to_end() {
             name_of(&s)
         );
     }
-    let creds = app_creds(&ks, &demo_user, &uuid).await;
+    let creds = cluster_creds(&ks, &demo_user, &uuid).await;
     assert!(creds.is_empty(), "application credential left: {creds:?}");
 
     for tpl in [

@@ -15,7 +15,8 @@
 //! | `ensure_server_group(n, p)` | `GET <compute>/os-server-groups[?all_projects=True]&limit=&offset=` (pages until empty); none named `n`: `POST <compute>/os-server-groups` `{"server_group": {"name": n, "policy": p}}` |
 //! | `delete_server_group(n)` | the same list, then `DELETE <compute>/os-server-groups/<id>` for each named `n` (404 is fine) |
 //! | application credential create | `GET <identity>/v3/regions` (`[cinder_client] region_name` must be one), `POST <identity>/v3/users/<user>/application_credentials` with the user's token |
-//! | application credential delete | `GET <identity>/v3/users/<user>/application_credentials?name=<uuid>`, `DELETE …/<id>` with the service credentials |
+//! | application credential delete (cluster delete) | `GET <identity>/v3/users/<user>/application_credentials` (the credentials named `<uuid>` or `<uuid>-…`), `DELETE …/<id>` with the service credentials |
+//! | application credential delete by id (rotation) | `DELETE <identity>/v3/users/<user>/application_credentials/<id>` with the service credentials |
 //!
 //! Nova calls send microversion 2.64 (`OpenStack-API-Version: compute 2.64`): the first that
 //! takes `policy` (a string) instead of `policies` (a list), and late enough for the
@@ -30,7 +31,9 @@ use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::Cluster;
-use openkeel_drivers::deps::{ApplicationCredential, ApplicationCredentials, DriverCloud};
+use openkeel_drivers::deps::{
+    is_cluster_credential, ApplicationCredential, ApplicationCredentials, DriverCloud,
+};
 use openkeel_drivers::{DriverError, DriverResult};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -513,16 +516,19 @@ pub struct ApplicationCredentialSettings {
 ///
 /// * `create`: with the requesting user's token (the context's `auth_token`, its validated
 ///   body in `auth_token_info` when the API had one), owner `cluster.user_id` (else the
-///   context's user), name = the cluster's uuid, description `Magnum cluster (<uuid>)`, no
-///   roles, restrictions or expiry, so it carries the token's roles. Before creating,
+///   context's user), name = the cluster's uuid (`create_named`: the name given, a
+///   rotation's `<uuid>-<suffix>`), description `Magnum cluster (<uuid>)`, no roles, restrictions or expiry, so it carries the token's roles. Before creating,
 ///   `[cinder_client] region_name` is checked as Magnum's `cinder_region_name()` checks it
 ///   (unset, or not a Keystone region: 400 `InvalidParameterValue` with Magnum's text);
 ///   magnum-cluster-api only finds out after the credential exists. A credential of that
 ///   name left by an earlier failed create (Keystone's 409) is deleted and created again:
 ///   its secret cannot be read back.
-/// * `delete`: with the service credentials (`[keystone_auth]`), by name; not found is
+/// * `delete`: with the service credentials (`[keystone_auth]`), every credential of the user
+///   named the cluster's uuid or `<uuid>-…` (rotations); not found is
 ///   success, and so is Forbidden (magnum-cluster-api's rule: a policy that forbids the
 ///   look-up would otherwise block the cluster's deletion forever), logged as a warning.
+/// * `delete_id`: with the service credentials, one credential by id; not found is success,
+///   Forbidden is an error (a rotation reports that the old credential is still there).
 pub struct KeystoneApplicationCredentials {
     cloud: Arc<KeystoneCloud>,
     settings: ApplicationCredentialSettings,
@@ -584,12 +590,14 @@ impl KeystoneApplicationCredentials {
         &self,
         ctx: &RequestContext,
         cluster: &Cluster,
+        name: Option<&str>,
     ) -> Result<ApplicationCredential, CallError> {
         let uuid = cluster
             .uuid
             .as_deref()
             .filter(|u| !u.is_empty())
             .ok_or_else(|| MagnumError::internal("the cluster has no uuid"))?;
+        let name = name.unwrap_or(uuid);
         let user = cluster
             .user_id
             .as_deref()
@@ -605,7 +613,7 @@ impl KeystoneApplicationCredentials {
             .await?;
         let url = join(&conn.base, &["users", user, "application_credentials"]);
         let body = json!({"application_credential": {
-            "name": uuid,
+            "name": name,
             "description": format!("Magnum cluster ({uuid})"),
         }});
         let mut resp = self
@@ -616,9 +624,10 @@ impl KeystoneApplicationCredentials {
             tracing::warn!(
                 cluster = uuid,
                 user,
+                name,
                 "an application credential of this name exists (an earlier create failed): replacing it"
             );
-            self.delete_named(&conn, user, uuid).await?;
+            self.delete_named(&conn, user, name, false).await?;
             resp = self
                 .cloud
                 .send(&conn, Method::POST, &url, &[], Some(&body))
@@ -634,7 +643,7 @@ impl KeystoneApplicationCredentials {
             .unwrap_or_default();
         match (str_of(&cred, "id"), str_of(&cred, "secret")) {
             (Some(id), Some(secret)) => {
-                tracing::info!(cluster = uuid, user, credential = %id, "application credential created");
+                tracing::info!(cluster = uuid, user, name, credential = %id, "application credential created");
                 Ok(ApplicationCredential {
                     id,
                     secret,
@@ -650,15 +659,20 @@ impl KeystoneApplicationCredentials {
         }
     }
 
-    /// Delete every credential of `user` named `name`; 404 and 403 are success.
+    /// Delete every credential of `user` named `name` (with `rotations`: also those named
+    /// `<name>-…`, found by listing all of the user's, Keystone has no prefix filter); 404
+    /// and 403 are success.
     async fn delete_named(
         &self,
         conn: &crate::keystone::Conn,
         user: &str,
         name: &str,
+        rotations: bool,
     ) -> Result<(), CallError> {
         let mut url = join(&conn.base, &["users", user, "application_credentials"]);
-        url.query_pairs_mut().append_pair("name", name);
+        if !rotations {
+            url.query_pairs_mut().append_pair("name", name);
+        }
         let resp = self.cloud.get(conn, &url).await?;
         match resp.status {
             200..=299 => {}
@@ -675,7 +689,14 @@ impl KeystoneApplicationCredentials {
             .and_then(Value::as_array)
             .map(|a| {
                 a.iter()
-                    .filter(|c| c.get("name").and_then(Value::as_str) == Some(name))
+                    .filter(|c| {
+                        let n = c.get("name").and_then(Value::as_str).unwrap_or_default();
+                        if rotations {
+                            is_cluster_credential(n, name)
+                        } else {
+                            n == name
+                        }
+                    })
                     .filter_map(|c| str_of(c, "id"))
                     .collect()
             })
@@ -707,7 +728,18 @@ impl ApplicationCredentials for KeystoneApplicationCredentials {
         ctx: &RequestContext,
         cluster: &Cluster,
     ) -> DriverResult<ApplicationCredential> {
-        self.create_call(ctx, cluster)
+        self.create_call(ctx, cluster, None)
+            .await
+            .map_err(CallError::into_driver)
+    }
+
+    async fn create_named(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+        name: &str,
+    ) -> DriverResult<ApplicationCredential> {
+        self.create_call(ctx, cluster, Some(name))
             .await
             .map_err(CallError::into_driver)
     }
@@ -728,9 +760,38 @@ impl ApplicationCredentials for KeystoneApplicationCredentials {
             .connect(&admin, Service::Identity)
             .await
             .map_err(CallError::into_driver)?;
-        self.delete_named(&conn, user_id, name)
+        self.delete_named(&conn, user_id, name, true)
             .await
             .map_err(CallError::into_driver)
+    }
+
+    async fn delete_id(&self, user_id: &str, id: &str) -> DriverResult<()> {
+        if user_id.is_empty() || id.is_empty() {
+            return Err(DriverError::permanent_message(
+                "deleting an application credential needs its user and id",
+            ));
+        }
+        let admin = RequestContext {
+            is_admin: true,
+            ..RequestContext::default()
+        };
+        let result = async {
+            let conn = self.cloud.connect(&admin, Service::Identity).await?;
+            let url = join(&conn.base, &["users", user_id, "application_credentials", id]);
+            let resp = self
+                .cloud
+                .send(&conn, Method::DELETE, &url, &[], None)
+                .await?;
+            match resp.status {
+                200..=299 | 404 => {
+                    tracing::info!(user = user_id, credential = %id, "application credential deleted");
+                    Ok(())
+                }
+                _ => Err(CallError::from(Failure::Http(Box::new(resp)))),
+            }
+        }
+        .await;
+        result.map_err(CallError::into_driver)
     }
 }
 

@@ -1,7 +1,8 @@
 //! Keystone application credentials for the Cluster API driver, against the real Keystone
 //! 30.0.0 that `tests/run.sh` starts (`tests/services/keystone.sh`): created with the user's
 //! token, usable (a token is issued for it), deleted with the service credentials, deleting
-//! again is fine; the region check; a second create for the same cluster replaces the first.
+//! again is fine; the region check; a second create for the same cluster replaces the first;
+//! a rotation's credentials (`<uuid>-<suffix>`), deleted by id and with the cluster.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use openkeel_cloud::{
@@ -274,4 +275,68 @@ async fn the_region_is_checked_first() {
     assert!(e.is_transient(), "{e}");
     let e = dead.delete(&ks.user_id("demo"), &uuid).await.unwrap_err();
     assert!(e.is_transient(), "{e}");
+}
+
+/// A rotation's credentials: named `<uuid>-<suffix>` beside the first (Keystone wants names
+/// unique per user), usable, deleted by id (again: fine); the cluster's delete takes the first
+/// and every rotation's, and no other cluster's.
+#[tokio::test]
+async fn rotated_credentials_by_id_and_with_the_cluster() {
+    let Some(ks) = openkeel_tests::keystone() else {
+        return;
+    };
+    let ac = creds(&ks, Some("RegionOne"));
+    let ctx = user_ctx(&ks, "demo").await;
+    let c = cluster(&ks, "demo");
+    let uuid = c.uuid.clone().unwrap();
+    let other = cluster(&ks, "demo");
+    let other_uuid = other.uuid.clone().unwrap();
+    let first = ac.create(&ctx, &c).await.unwrap();
+    let neighbour = ac.create(&ctx, &other).await.unwrap();
+    let name = openkeel_drivers::deps::rotated_credential_name(&uuid, "0a1b2c3d");
+    let rotated = ac.create_named(&ctx, &c, &name).await.unwrap();
+    assert_ne!(first.id, rotated.id);
+    assert_eq!(listed(&ks, "demo", &uuid).await, 1);
+    assert_eq!(listed(&ks, "demo", &name).await, 1);
+    assert_eq!(app_cred_auth(&ks, &rotated.id, &rotated.secret).await, 201);
+    assert_eq!(app_cred_auth(&ks, &first.id, &first.secret).await, 201);
+
+    // the old one by id, with the service credentials; again is fine
+    let demo = ks.user_id("demo");
+    ac.delete_id(&demo, &first.id).await.unwrap();
+    assert_eq!(listed(&ks, "demo", &uuid).await, 0);
+    assert!(matches!(
+        app_cred_auth(&ks, &first.id, &first.secret).await,
+        401 | 404
+    ));
+    assert_eq!(app_cred_auth(&ks, &rotated.id, &rotated.secret).await, 201);
+    ac.delete_id(&demo, &first.id).await.unwrap();
+
+    // an interrupted rotation's leftover and the current one both go with the cluster
+    let leftover_name = openkeel_drivers::deps::rotated_credential_name(&uuid, "ffffffff");
+    ac.create_named(&ctx, &c, &leftover_name).await.unwrap();
+    ac.delete(&demo, &uuid).await.unwrap();
+    assert_eq!(listed(&ks, "demo", &name).await, 0);
+    assert_eq!(listed(&ks, "demo", &leftover_name).await, 0);
+    assert!(matches!(
+        app_cred_auth(&ks, &rotated.id, &rotated.secret).await,
+        401 | 404
+    ));
+    // the other cluster's is untouched
+    assert_eq!(listed(&ks, "demo", &other_uuid).await, 1);
+    assert_eq!(
+        app_cred_auth(&ks, &neighbour.id, &neighbour.secret).await,
+        201
+    );
+    ac.delete(&demo, &other_uuid).await.unwrap();
+    assert_eq!(listed(&ks, "demo", &other_uuid).await, 0);
+
+    // a service user Keystone refuses: deleting by id is an error, not a silent success
+    let c2 = cluster(&ks, "demo");
+    let kept = ac.create(&ctx, &c2).await.unwrap();
+    let forbidden = creds_as(&ks, Some("RegionOne"), "alt", "alt");
+    let e = forbidden.delete_id(&demo, &kept.id).await.unwrap_err();
+    assert!(!e.is_transient(), "{e}");
+    assert_eq!(app_cred_auth(&ks, &kept.id, &kept.secret).await, 201);
+    ac.delete(&demo, c2.uuid.as_deref().unwrap()).await.unwrap();
 }

@@ -456,6 +456,11 @@ impl ConductorApi for Conductor {
         ctx: &RequestContext,
         cluster: Obj<Cluster>,
     ) -> Result<(), MagnumError> {
+        // A driver's rotation rewrites what create and upgrade write (the Cluster API driver's
+        // credential Secrets): one operation of a cluster at a time here too.
+        let _serial = self
+            .cluster_lock(&cluster.data.uuid.clone().unwrap_or_default())
+            .await;
         self.handle_credential_rotate(ctx, cluster).await
     }
 }

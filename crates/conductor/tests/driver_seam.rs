@@ -38,6 +38,8 @@ struct Scripted {
     resize_takes: Mutex<Duration>,
     resizing: AtomicUsize,
     most_resizing: AtomicUsize,
+    /// How many `rotate_credential` calls arrived.
+    rotations: Mutex<usize>,
 }
 
 impl Scripted {
@@ -132,6 +134,15 @@ impl Driver for Scripted {
     ) -> DriverResult<Writes> {
         Ok(Writes::none())
     }
+    async fn rotate_credential(
+        &self,
+        _: &DriverContext<'_>,
+        _: &mut Cluster,
+    ) -> DriverResult<Writes> {
+        *self.rotations.lock().unwrap() += 1;
+        Ok(Writes::none())
+    }
+
     async fn update_cluster_status(
         &self,
         _: &DriverContext<'_>,
@@ -574,4 +585,44 @@ async fn the_status_sync_never_writes_over_another_conductors_operation() {
     );
     let w = ng_named(&db_a, &uuid, "default-worker").await;
     assert_eq!(w.node_count, Some(5));
+}
+
+/// A credential rotation rewrites what the cluster's other operations write (the Cluster API
+/// driver's credential Secrets): it waits for the operation in flight, as they do.
+#[tokio::test]
+async fn a_credential_rotation_waits_for_the_operation_in_flight() {
+    on_every_backend!(|db| {
+        let (c, driver) = with_driver(db, Duration::from_secs(10));
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        *driver.hang_on_create.lock().unwrap() = true;
+        let obj = new_cluster(&t, "busy", &[]);
+        let uuid = obj.data.uuid.clone().unwrap();
+        let create = tokio::spawn({
+            let c = c.clone();
+            async move { c.cluster_create(&ctx(), obj, 1, 1, 60).await }
+        });
+        for _ in 0..200 {
+            if get(db, &uuid).await.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut row = cluster_row(db, &uuid).await;
+        row.status = Some(ClusterStatus::CreateComplete);
+        let rotate = tokio::spawn({
+            let c = c.clone();
+            async move { c.credential_rotate(&ctx(), Obj::unchanged(row)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(*driver.rotations.lock().unwrap(), 0, "waits for the create");
+        create.abort();
+        rotate.await.unwrap().unwrap();
+        assert_eq!(*driver.rotations.lock().unwrap(), 1);
+        let after = cluster_row(db, &uuid).await;
+        assert_eq!(
+            after.status,
+            Some(ClusterStatus::CreateInProgress),
+            "no status change"
+        );
+    });
 }

@@ -48,6 +48,7 @@ use crate::status::{self, Action, Observed, CLUSTER_NAME_LABEL};
 use crate::validate;
 
 mod ops;
+mod rotate;
 
 /// magnum-cluster-api's entry points and the `os` of their `(vm, <os>, kubernetes)` tuple.
 pub const ENTRY_POINTS: [(&str, &str); 5] = [
@@ -1034,6 +1035,14 @@ impl Driver for EntryPoint {
         cluster: &Cluster,
     ) -> DriverResult<Option<HealthReport>> {
         self.inner.health(ctx, cluster).await
+    }
+
+    async fn rotate_credential(
+        &self,
+        ctx: &DriverContext<'_>,
+        cluster: &mut Cluster,
+    ) -> DriverResult<Writes> {
+        self.inner.rotate_credential(ctx, cluster).await
     }
 
     fn validate_master_resize(&self, node_count: i32) -> Result<(), MagnumError> {

@@ -80,6 +80,11 @@ impl fmt::Debug for ApplicationCredential {
 }
 
 /// Keystone application credentials for a cluster's cloud provider (CAPO, the CCM, CSI).
+///
+/// A cluster's credentials are named after its uuid: the first one (made at create) is named
+/// the uuid itself, as magnum-cluster-api names it; a rotation's is `<uuid>-<suffix>`
+/// ([`rotated_credential_name`]), because Keystone wants a user's credential names unique and
+/// the old one must live until the new one is in use.
 #[async_trait]
 pub trait ApplicationCredentials: Send + Sync {
     /// Create one named after the cluster's uuid, owned by the requesting user (the token in
@@ -90,9 +95,40 @@ pub trait ApplicationCredentials: Send + Sync {
         cluster: &Cluster,
     ) -> DriverResult<ApplicationCredential>;
 
-    /// Delete the cluster's credential (`name` = the cluster uuid, owned by `user_id`) with
-    /// the service's own credentials. Already gone is success.
+    /// As [`ApplicationCredentials::create`], named `name` (a rotation's
+    /// `<uuid>-<suffix>`).
+    async fn create_named(
+        &self,
+        ctx: &RequestContext,
+        cluster: &Cluster,
+        name: &str,
+    ) -> DriverResult<ApplicationCredential>;
+
+    /// Delete the cluster's credentials, owned by `user_id`, with the service's own
+    /// credentials: the one named `name` (the cluster uuid) and every `<name>-…` a rotation
+    /// made (the current one and any left by an interrupted rotation). Already gone is
+    /// success.
     async fn delete(&self, user_id: &str, name: &str) -> DriverResult<()>;
+
+    /// Delete the credential `id` of `user_id` with the service's own credentials. Already
+    /// gone is success; a refusal is an error.
+    async fn delete_id(&self, user_id: &str, id: &str) -> DriverResult<()>;
+}
+
+/// The name of a rotation's credential for cluster `uuid`: `<uuid>-<suffix>`, the suffix 8
+/// random hex digits (Keystone wants a user's credential names unique).
+pub fn rotated_credential_name(uuid: &str, suffix: &str) -> String {
+    format!("{uuid}-{suffix}")
+}
+
+/// Whether credential `name` belongs to cluster `uuid`: the uuid itself (the first credential,
+/// magnum-cluster-api's name) or `<uuid>-…` (a rotation's).
+pub fn is_cluster_credential(name: &str, uuid: &str) -> bool {
+    !uuid.is_empty()
+        && (name == uuid
+            || name
+                .strip_prefix(uuid)
+                .is_some_and(|rest| rest.starts_with('-')))
 }
 
 /// The OpenStack look-ups and the few resources a driver manages itself (magnum-cluster-api:

@@ -72,6 +72,7 @@ pub struct FakeCreds {
     pub calls: Arc<Calls>,
     pub live: Mutex<BTreeMap<String, String>>,
     pub fail_create_transient: Mutex<bool>,
+    pub fail_delete_id: Mutex<bool>,
 }
 
 #[async_trait]
@@ -98,9 +99,48 @@ impl ApplicationCredentials for FakeCreds {
         })
     }
 
+    async fn create_named(
+        &self,
+        _: &RequestContext,
+        c: &Cluster,
+        name: &str,
+    ) -> DriverResult<ApplicationCredential> {
+        self.calls.push(format!("appcred create {name}"));
+        let mut live = self.live.lock().unwrap();
+        if live.contains_key(name) {
+            return Err(DriverError::permanent_message(format!(
+                "Conflict: application credential {name} exists"
+            )));
+        }
+        assert!(
+            openkeel_drivers::deps::is_cluster_credential(name, c.uuid.as_deref().unwrap()),
+            "{name}"
+        );
+        let id = format!("rot-{}-id", live.len() + 1 + self.calls.all().len());
+        live.insert(name.to_string(), id.clone());
+        Ok(ApplicationCredential {
+            id,
+            secret: format!("s3cret-{name}"),
+            auth_url: "https://keystone.example/v3".into(),
+            region_name: Some("RegionOne".into()),
+        })
+    }
+
     async fn delete(&self, user_id: &str, name: &str) -> DriverResult<()> {
         self.calls.push(format!("appcred delete {user_id} {name}"));
-        self.live.lock().unwrap().remove(name);
+        self.live
+            .lock()
+            .unwrap()
+            .retain(|n, _| !openkeel_drivers::deps::is_cluster_credential(n, name));
+        Ok(())
+    }
+
+    async fn delete_id(&self, user_id: &str, id: &str) -> DriverResult<()> {
+        self.calls.push(format!("appcred delete_id {user_id} {id}"));
+        if std::mem::take(&mut *self.fail_delete_id.lock().unwrap()) {
+            return Err(DriverError::permanent_message("Forbidden"));
+        }
+        self.live.lock().unwrap().retain(|_, i| i != id);
         Ok(())
     }
 }
