@@ -440,6 +440,47 @@ pub async fn existing_uuids(db: &Database, uuids: &[String]) -> Result<Vec<Strin
     Ok(out)
 }
 
+/// The number of `scope`'s clusters and how many of them are among `uuids`, from one
+/// statement (so both of one snapshot: a row inserted meanwhile is in both or in neither).
+pub async fn count_among(
+    db: &Database,
+    scope: &Scope,
+    uuids: &[String],
+) -> Result<(i64, i64), DbError> {
+    let w = scoped(scope);
+    let mut args: Vec<Val> = Vec::with_capacity(uuids.len() + w.args().len());
+    let among = if uuids.is_empty() {
+        "0".to_string()
+    } else {
+        args.extend(uuids.iter().map(|u| Val::from(u.as_str())));
+        let marks = vec!["?"; uuids.len()].join(", ");
+        let sum = format!(
+            "SUM(CASE WHEN {} IN ({marks}) THEN 1 ELSE 0 END)",
+            q("uuid")
+        );
+        match db.backend() {
+            crate::Backend::MySql => format!("CAST({sum} AS SIGNED)"),
+            crate::Backend::Sqlite => sum,
+        }
+    };
+    args.extend(w.args().iter().cloned());
+    let sql = format!("SELECT COUNT(*), {among} FROM {}{}", q("cluster"), w.sql());
+    let mut c = db.acquire().await?;
+    let rows = c.conn().fetch_all(&sql, &args).await?;
+    let row = rows.first();
+    let count = row
+        .map(|r| r.opt_i64_at(0))
+        .transpose()?
+        .flatten()
+        .unwrap_or(0);
+    let found = row
+        .map(|r| r.opt_i64_at(1))
+        .transpose()?
+        .flatten()
+        .unwrap_or(0);
+    Ok((count, found))
+}
+
 /// `get_cluster_stats`: the number of clusters and the sum of all nodegroups' `node_count`
 /// (masters included, 0 when there are none), of `project_id` when given (and not empty),
 /// else of everything. Not scoped by the caller (the API checks policy first).

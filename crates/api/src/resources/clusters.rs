@@ -759,16 +759,17 @@ async fn check_quota(state: &ApiState, ctx: &RequestContext) -> Result<(), ApiEr
         Err(openkeel_db::DbError::QuotaNotFound { .. }) => state.clusters.max_clusters_per_project,
         Err(e) => return Err(db(e)),
     };
-    let count = cluster::count(dbh, &Scope::from(ctx), &Default::default())
-        .await
-        .map_err(db)?;
-    // this process's creates the conductor has not inserted yet
+    // the project's clusters and this process's creates the conductor has not inserted yet,
+    // of one snapshot (a create inserted meanwhile counts once)
     let pending = state
         .pending_creates
         .of(&project, state.clusters.insert_wait);
-    let inserted = cluster::existing_uuids(dbh, &pending).await.map_err(db)?;
-    state.pending_creates.forget(&project, &inserted);
-    let in_flight = i64::try_from(pending.len() - inserted.len()).unwrap_or(i64::MAX);
+    let (count, inserted) = cluster::count_among(dbh, &Scope::from(ctx), &pending)
+        .await
+        .map_err(db)?;
+    let in_flight = i64::try_from(pending.len())
+        .unwrap_or(i64::MAX)
+        .saturating_sub(inserted);
     if count.saturating_add(in_flight) >= limit {
         return Err(MagnumError::new(
             ErrorKind::ResourceLimitExceeded,
