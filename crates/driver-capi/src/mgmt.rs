@@ -297,6 +297,7 @@ pub struct Mgmt {
     namespace: String,
     request_timeout: Duration,
     requests: Arc<AtomicU64>,
+    conflicts: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for Mgmt {
@@ -337,6 +338,7 @@ impl Mgmt {
             namespace: namespace.to_string(),
             request_timeout,
             requests: Arc::new(AtomicU64::new(0)),
+            conflicts: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -347,6 +349,12 @@ impl Mgmt {
     /// Requests made so far (all verbs).
     pub fn request_count(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// PUTs refused with 409 so far (someone wrote the object in between; the caller read it
+    /// again and retried).
+    pub fn conflict_count(&self) -> u64 {
+        self.conflicts.load(Ordering::Relaxed)
     }
 
     fn api(&self, kind: Kind) -> Api<DynamicObject> {
@@ -484,7 +492,10 @@ impl Mgmt {
             .await?
         {
             Ok(o) => Ok(Some(to_value(o))),
-            Err(kube::Error::Api(s)) if s.code == 409 => Ok(None),
+            Err(kube::Error::Api(s)) if s.code == 409 => {
+                self.conflicts.fetch_add(1, Ordering::Relaxed);
+                Ok(None)
+            }
             Err(e) => Err(Self::error("replace", &what, &e)),
         }
     }
