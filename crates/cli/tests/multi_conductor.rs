@@ -3,8 +3,9 @@
 //! with SIGKILL loses its clusters to the others within `service_down_time` and a tick, and
 //! takes its share back when it comes back (docs/architecture.md, "Several conductors").
 //!
-//! A conductor killed with SIGKILL in the middle of a create, a resize and a delete leaves
-//! each cluster in a state the others finish or fail, with no row half written.
+//! A conductor killed with SIGKILL in the middle of a create, a resize, a delete, an update of
+//! `node_count` and an upgrade leaves each cluster in a state the others finish or fail, with no
+//! row half written.
 //!
 //! Casts about one cluster sent by openkeel-api run in the order it sent them, whichever
 //! conductor is listening: gophercloud's TestNodeGroupsCRUD sequence (three nodegroup PATCHes
@@ -511,7 +512,7 @@ fn running(conductors: &[Conductor], marks: &[usize], uuid: &str) -> Vec<usize> 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster_final() {
+async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
     if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
         return;
     }
@@ -525,7 +526,20 @@ async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster
     let addr = api.addr;
     // Every driver operation on these clusters takes 4 s: long enough to be killed in.
     let slow = serde_json::json!({"simulator_call_seconds": "4"});
-    for name in ["resized", "deleted"] {
+    let (s, t) = api::call(
+        addr,
+        "POST",
+        "/v1/clustertemplates",
+        Some(
+            serde_json::json!({"name": "k8s-next", "image_id": "ubuntu-jammy", "coe": "kubernetes",
+                    "external_network_id": "public", "flavor_id": "m1.small",
+                    "master_flavor_id": "m1.small", "labels": {"kube_tag": "v1.31.1"}}),
+        ),
+    )
+    .await;
+    assert_eq!(s, 201, "{t}");
+    let names = ["resized", "deleted", "patched", "upgraded"];
+    for name in names {
         let (s, c) = api::call(
             addr,
             "POST",
@@ -538,14 +552,20 @@ async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster
         .await;
         assert_eq!(s, 202, "{c}");
     }
-    for name in ["resized", "deleted"] {
+    for name in names {
         api::wait_status(addr, name, "CREATE_COMPLETE").await;
     }
     let uuid_of = |v: &serde_json::Value| v["uuid"].as_str().unwrap().to_string();
     let resized = uuid_of(&api::call(addr, "GET", "/v1/clusters/resized", None).await.1);
     let deleted = uuid_of(&api::call(addr, "GET", "/v1/clusters/deleted", None).await.1);
+    let patched = uuid_of(&api::call(addr, "GET", "/v1/clusters/patched", None).await.1);
+    let upgraded = uuid_of(
+        &api::call(addr, "GET", "/v1/clusters/upgraded", None)
+            .await
+            .1,
+    );
 
-    // The three operations at once; create_timeout 1 minute for the create.
+    // The five operations at once; create_timeout 1 minute for the create.
     let m = marks(&conductors);
     let (s, c) = api::call(
         addr,
@@ -569,18 +589,40 @@ async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster
     assert_eq!(s, 202, "{r}");
     let (s, d) = api::call(addr, "DELETE", &format!("/v1/clusters/{deleted}"), None).await;
     assert_eq!(s, 204, "{d}");
+    let (s, p) = api::call(
+        addr,
+        "PATCH",
+        &format!("/v1/clusters/{patched}"),
+        Some(serde_json::json!([{"op": "replace", "path": "/node_count", "value": 2}])),
+    )
+    .await;
+    assert_eq!(s, 202, "{p}");
+    // The upgrade is an RPC call (in Magnum too): its answer waits for the driver call.
+    let path = format!("/v1/clusters/{upgraded}/actions/upgrade");
+    let body = serde_json::json!({"cluster_template": "k8s-next", "max_batch_size": 1});
+    let upgrade = tokio::spawn(async move { api::call(addr, "POST", &path, Some(body)).await });
 
     // Kill -9 whoever is running them, in the middle of their driver calls.
+    // Every driver call takes 4 s: the conductors are killed 0.5 s after the last of the
+    // four operations on existing clusters started, well before the first can end. (The
+    // create generates its certificates first, so it may be killed before its driver call.)
     let deadline = Instant::now() + Duration::from_secs(3);
-    let mut victims = BTreeSet::new();
-    while Instant::now() < deadline && victims.len() < 3 {
-        victims = [&created, &resized, &deleted]
+    let operated = [&created, &resized, &deleted, &patched, &upgraded];
+    let runners = loop {
+        let runners: Vec<Vec<usize>> = operated
             .iter()
-            .flat_map(|u| running(&conductors, &m, u))
+            .map(|u| running(&conductors, &m, u))
             .collect();
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(!victims.is_empty(), "no conductor started the operations");
+        if runners.iter().skip(1).all(|r| !r.is_empty()) {
+            break runners;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the operations did not all start: {runners:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let victims: BTreeSet<usize> = runners.iter().flatten().copied().collect();
     assert!(
         victims.len() < conductors.len(),
         "all conductors ran them: {victims:?}"
@@ -593,10 +635,22 @@ async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster
         );
         conductors[i].kill9().await;
     }
+    // The kill came in the middle: none of the four ended on the conductor that ran it.
+    for u in &operated[1..] {
+        for &i in &victims {
+            let ended = format!("operation ended cluster={u}");
+            assert!(
+                !conductors[i].log_since(m[i]).contains(&ended),
+                "{u} ended before the kill"
+            );
+        }
+    }
 
     // Each cluster reaches a final state: the create fails on its create_timeout (its driver
     // call never returned), the resize and the delete are finished by the survivors' status
-    // sync (the simulator infers the operation from the stored statuses).
+    // sync (the simulator infers the operation from the stored statuses), and so are the
+    // update of node_count and the upgrade (their UPDATE_IN_PROGRESS is saved before the
+    // driver call).
     let scope = openkeel_db::Scope::admin_all_tenants();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -612,23 +666,29 @@ async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster
                 }
             }
         };
-        let (c, r, d) = (
+        let (c, r, d, p, u) = (
             get(&created).await,
             get(&resized).await,
             get(&deleted).await,
+            get(&patched).await,
+            get(&upgraded).await,
         );
         let done = matches!(
             c,
             Some(ClusterStatus::CreateFailed | ClusterStatus::CreateComplete)
         ) && r == Some(ClusterStatus::UpdateComplete)
-            && d.is_none();
+            && d.is_none()
+            && p == Some(ClusterStatus::UpdateComplete)
+            && u == Some(ClusterStatus::UpdateComplete);
         if done {
-            eprintln!("final: created {c:?}, resized {r:?}, deleted gone");
+            eprintln!(
+                "final: created {c:?}, resized {r:?}, deleted gone, patched {p:?}, upgraded {u:?}"
+            );
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "not final: created {c:?}, resized {r:?}, deleted {d:?}"
+            "not final: created {c:?}, resized {r:?}, deleted {d:?}, patched {p:?}, upgraded {u:?}"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -655,7 +715,9 @@ async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster
     let roles: BTreeSet<_> = c_ngs.iter().filter_map(|n| n.role.clone()).collect();
     assert_eq!(roles.len(), 2, "{c_ngs:?}");
     let r_ngs = ngs(&resized).await;
-    for n in c_ngs.iter().chain(&r_ngs) {
+    let p_ngs = ngs(&patched).await;
+    let u_ngs = ngs(&upgraded).await;
+    for n in c_ngs.iter().chain(&r_ngs).chain(&p_ngs).chain(&u_ngs) {
         assert!(
             !n.status.is_some_and(ClusterStatus::is_in_progress),
             "{} left {:?}",
@@ -668,10 +730,20 @@ async fn a_conductor_killed_during_create_resize_and_delete_leaves_every_cluster
         .find(|n| n.role.as_deref() == Some("worker"))
         .unwrap();
     assert_eq!(worker.node_count, Some(3));
+    let worker = p_ngs
+        .iter()
+        .find(|n| n.role.as_deref() == Some("worker"))
+        .unwrap();
+    assert_eq!(worker.node_count, Some(2));
     assert!(
         ngs(&deleted).await.is_empty(),
         "the deleted cluster's nodegroups remain"
     );
+
+    // The upgrade's caller got an answer: the RPC call's timeout (the conductor running it
+    // was killed), not a hung request.
+    let (s, u) = upgrade.await.unwrap();
+    eprintln!("upgrade answered {s}: {u}");
 
     api.stop().await.unwrap();
     for c in &mut conductors {

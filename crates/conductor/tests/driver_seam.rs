@@ -40,6 +40,8 @@ struct Scripted {
     most_resizing: AtomicUsize,
     /// How many `rotate_credential` calls arrived.
     rotations: Mutex<usize>,
+    /// When set, `upgrade_cluster` refuses with `NotSupported`.
+    refuse_upgrade: Mutex<bool>,
 }
 
 impl Scripted {
@@ -87,6 +89,13 @@ impl Driver for Scripted {
         _: &mut NodeGroup,
         _: bool,
     ) -> DriverResult<Writes> {
+        if *self.refuse_upgrade.lock().unwrap() {
+            return Err(openkeel_core::error::MagnumError::with_message(
+                openkeel_core::error::ErrorKind::NotSupported,
+                "Upgrading this cluster is not supported by the scripted driver.",
+            )
+            .into());
+        }
         Ok(Writes::none())
     }
     async fn delete_cluster(&self, _: &DriverContext<'_>, _: &mut Cluster) -> DriverResult<Writes> {
@@ -624,5 +633,52 @@ async fn a_credential_rotation_waits_for_the_operation_in_flight() {
             Some(ClusterStatus::CreateInProgress),
             "no status change"
         );
+    });
+}
+
+#[tokio::test]
+async fn an_upgrade_the_driver_refuses_leaves_no_state_change() {
+    on_every_backend!(|db| {
+        let (c, driver) = with_driver(db, Duration::from_secs(10));
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        let next = template(db, "k8s-next", "v1.32.1", "ubuntu").await;
+        let uuid = create(&c, &t, "refused", 2, &[]).await;
+        driver.answer(Ok(StatusReport {
+            status: change(
+                ClusterStatus::CreateComplete,
+                Some("Stack CREATE completed successfully"),
+            ),
+            ..StatusReport::unchanged()
+        }));
+        c.sync_cluster_status().await;
+        let before = cluster_row(db, &uuid).await;
+        assert_eq!(status(&before), ClusterStatus::CreateComplete);
+        let worker = ng_named(db, &uuid, "default-worker").await;
+
+        // The statuses are saved UPDATE_IN_PROGRESS before the driver call; a refusal puts
+        // back what was there.
+        *driver.refuse_upgrade.lock().unwrap() = true;
+        let e = c
+            .handle_cluster_upgrade(
+                &ctx(),
+                Obj::unchanged(before.clone()),
+                Obj::unchanged(next.clone()),
+                1,
+                Obj::unchanged(worker.clone()),
+                false,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), openkeel_core::error::ErrorKind::NotSupported);
+        let after = cluster_row(db, &uuid).await;
+        assert_eq!(status(&after), ClusterStatus::CreateComplete);
+        assert_eq!(after.status_reason, before.status_reason);
+        assert_eq!(after.cluster_template_id, before.cluster_template_id);
+        let w = ng_named(db, &uuid, "default-worker").await;
+        assert_eq!(w.status, worker.status);
+        assert_eq!(w.status_reason, worker.status_reason);
+        // The operation is not counted as running: the next sync does not time it out.
+        let r = c.sync_cluster_status().await;
+        assert_eq!(r.checked, 0, "{r:?}");
     });
 }

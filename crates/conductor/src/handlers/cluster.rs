@@ -221,6 +221,13 @@ impl Conductor {
             worker.data.node_count = Some(node_count);
             worker.touch("node_count");
             save_nodegroup(&self.db, &mut worker).await?;
+            // UPDATE_IN_PROGRESS before the driver call (Magnum saves it after), as in
+            // resize: a conductor killed during the call leaves the cluster in progress for
+            // the status sync to finish or the operation timeout to fail.
+            set_cluster_status(&mut c, ClusterStatus::UpdateInProgress);
+            set_cluster_reason(&mut c, None);
+            save_cluster(&self.db, &mut c).await?;
+            self.mark_started(&c.data, ClusterStatus::UpdateInProgress);
             let ngs = self.nodegroups_of(&scope, &c.data).await?;
             let dctx = DriverContext {
                 request: ctx,
@@ -453,11 +460,27 @@ impl Conductor {
         );
         let scope = Scope::from(ctx);
         let (template, driver) = self.driver_of(&scope, &c.data).await?;
+        // What a driver's NotSupported restores (the statuses are saved before the call).
+        let before_status = (
+            c.data.status,
+            c.data.status_reason.clone(),
+            ng.data.status,
+            ng.data.status_reason.clone(),
+        );
 
         let result = async {
             self.notifier
                 .notify_cluster_operation(ctx, Action::Update, Outcome::Pending, &c.data)
                 .await;
+            // UPDATE_IN_PROGRESS before the driver call (Magnum saves it after), as in
+            // resize: a conductor killed during the call leaves the cluster in progress for
+            // the status sync to finish or the operation timeout to fail.
+            set_nodegroup_status(&mut ng, ClusterStatus::UpdateInProgress);
+            save_nodegroup(&self.db, &mut ng).await?;
+            set_cluster_status(&mut c, ClusterStatus::UpdateInProgress);
+            set_cluster_reason(&mut c, None);
+            save_cluster(&self.db, &mut c).await?;
+            self.mark_started(&c.data, ClusterStatus::UpdateInProgress);
             let ngs = self.nodegroups_of(&scope, &c.data).await?;
             let dctx = DriverContext {
                 request: ctx,
@@ -497,6 +520,19 @@ impl Conductor {
         match result {
             Ok(()) => {}
             Err(e) if is_not_supported(e.kind()) => {
+                // No state change for a driver that cannot upgrade: the statuses saved
+                // before the call go back.
+                let (cs, cr, ns, nr) = before_status;
+                if let Some(cs) = cs {
+                    set_cluster_status(&mut c, cs);
+                }
+                set_cluster_reason(&mut c, cr);
+                self.save_or_log(&mut c).await;
+                if let Some(ns) = ns {
+                    set_nodegroup_status(&mut ng, ns);
+                }
+                set_nodegroup_reason(&mut ng, nr);
+                self.save_ng_or_log(&mut ng).await;
                 self.notifier
                     .notify_cluster_operation(ctx, Action::Update, Outcome::Failure, &c.data)
                     .await;
