@@ -55,6 +55,20 @@ impl ApiError {
         }
     }
 
+    /// A body refused by its limits (`crate::body`): 413 or 408, as a WSGI server's own
+    /// refusal, without version headers.
+    pub fn body_refused(refused: crate::body::BodyRefused) -> Self {
+        let status = match refused {
+            crate::body::BodyRefused::TooLarge(_) => 413,
+            crate::body::BodyRefused::TooSlow(_) => 408,
+        };
+        ApiError::Routing {
+            status,
+            detail: refused.to_string(),
+            allow: None,
+        }
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             ApiError::Handler(e) => e.code(),
@@ -137,6 +151,7 @@ pub fn reason_phrase(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         406 => "Not Acceptable",
+        408 => "Request Timeout",
         409 => "Conflict",
         413 => "Request Entity Too Large",
         415 => "Unsupported Media Type",

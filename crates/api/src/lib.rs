@@ -6,6 +6,7 @@
 //! rendered by [`error::ApiError`] in one place.
 
 pub mod accept;
+pub mod body;
 pub mod dberr;
 pub mod error;
 pub mod links;
@@ -63,6 +64,8 @@ pub struct ApiState {
     pub list_permits: Arc<tokio::sync::Semaphore>,
     /// Cluster creates cast but not inserted yet, counted by the quota check.
     pub pending_creates: Arc<resources::clusters::PendingCreates>,
+    /// `[openkeel] api_max_body_size` and `api_body_read_timeout`.
+    pub body_limits: body::BodyLimits,
 }
 
 impl Default for ApiState {
@@ -83,6 +86,7 @@ impl Default for ApiState {
             service_down_time: resources::mservices::DEFAULT_SERVICE_DOWN_TIME,
             list_permits: pagination::list_permits(0),
             pending_creates: Arc::default(),
+            body_limits: body::BodyLimits::default(),
         }
     }
 }
@@ -180,6 +184,21 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
     tracing::Span::current().record("request_id", request_id.as_str());
 
     let mut headers = req.headers().clone();
+    // A body declared larger than the limit is refused before anything reads it.
+    if let Some(refused) = body::declared_too_large(&headers, state.body_limits) {
+        let prefers_json = accept::prefers_json(
+            headers
+                .get(http::header::ACCEPT)
+                .and_then(|v| v.to_str().ok()),
+        );
+        return response::error(
+            &ApiError::body_refused(refused),
+            prefers_json,
+            None,
+            &request_id,
+            method == Method::HEAD,
+        );
+    }
     // keystonemiddleware's auth_token sits before the API application: a refused request
     // never reaches the Accept check, the routing or the microversion negotiation.
     let mut token_info = None;
@@ -268,7 +287,8 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
         token_info,
         positional,
     };
-    let result: Result<Reply, ApiError> = routes::v1(&state, &info, req.into_body()).await;
+    let body = body::bounded(req.into_body(), state.body_limits);
+    let result: Result<Reply, ApiError> = routes::v1(&state, &info, body).await;
     match result {
         Ok(reply) => reply.into_response(Some(version), &request_id),
         Err(err) => {
@@ -346,13 +366,16 @@ async fn keystone_auth(
     }
 }
 
-/// Read a request body, bounded.
-pub async fn read_body(body: Body, limit: usize) -> Result<bytes_compat::Bytes, ApiError> {
-    axum::body::to_bytes(body, limit).await.map_err(|_| {
-        ApiError::Handler(openkeel_core::error::MagnumError::client_side(
-            "Request body too large or unreadable",
-        ))
-    })
+/// Read a request body (bounded by [`body::bounded`] in `dispatch`).
+pub async fn read_body(body: Body) -> Result<bytes_compat::Bytes, ApiError> {
+    axum::body::to_bytes(body, usize::MAX)
+        .await
+        .map_err(|e| match body::refusal_of(&e) {
+            Some(refused) => ApiError::body_refused(refused),
+            None => ApiError::Handler(openkeel_core::error::MagnumError::client_side(
+                "Request body unreadable",
+            )),
+        })
 }
 
 /// Re-export so handlers do not need their own `bytes` dependency.

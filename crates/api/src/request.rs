@@ -9,9 +9,6 @@ use openkeel_core::error::{ErrorKind, MagnumError};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// Largest request body accepted (Magnum has no limit; OpenKeel bounds memory).
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-
 /// The policy engine as the API sees it (implemented by `openkeel-auth`'s enforcer).
 pub trait PolicyCheck: Send + Sync + 'static {
     /// Evaluate `rule` for `target` with `creds` (the context's `to_dict()`).
@@ -148,7 +145,7 @@ pub fn enforce(
 
 /// Read a JSON body that may be any JSON value (the PATCH routes take a list).
 pub async fn json_value_body(req: &RequestInfo, body: Body) -> Result<Value, ApiError> {
-    let bytes = crate::read_body(body, MAX_BODY_BYTES).await?;
+    let bytes = crate::read_body(body).await?;
     match req.header("content-type") {
         None => {
             let raw = String::from_utf8_lossy(&bytes);

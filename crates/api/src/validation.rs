@@ -249,7 +249,7 @@ pub async fn body_arg(
     body: axum::body::Body,
     argname: &str,
 ) -> Result<serde_json::Value, crate::error::ApiError> {
-    let bytes = crate::read_body(body, crate::request::MAX_BODY_BYTES).await?;
+    let bytes = crate::read_body(body).await?;
     if bytes.is_empty() {
         return Err(MagnumError::new(ErrorKind::MissingArgument, &[("argname", &argname)]).into());
     }

@@ -604,6 +604,10 @@ pub fn api_state(
             usize::try_from(config.openkeel.list_concurrency).unwrap_or(0),
         ),
         pending_creates: Default::default(),
+        body_limits: openkeel_api::body::BodyLimits {
+            max_bytes: usize::try_from(config.openkeel.api_max_body_size).unwrap_or(4 << 20),
+            read_timeout: Duration::from_secs(config.openkeel.api_body_read_timeout.unsigned_abs()),
+        },
     })
 }
 
@@ -633,28 +637,16 @@ pub struct ServeExtras {
     pub add_headers: Vec<(axum::http::HeaderName, axum::http::HeaderValue)>,
     /// uWSGI's request log lines on stderr.
     pub access_log: Option<Arc<crate::uwsgi::AccessLog>>,
+    /// The connection limits (`[openkeel] api_*`).
+    pub limits: crate::http_server::HttpLimits,
 }
 
 /// The client's address, for uWSGI's request log.
 #[derive(Debug, Clone, Copy)]
 pub struct PeerAddr(pub SocketAddr);
 
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TcpListener>>
-    for PeerAddr
-{
-    fn connect_info(stream: axum::serve::IncomingStream<'_, TcpListener>) -> Self {
-        PeerAddr(*stream.remote_addr())
-    }
-}
-
-impl
-    axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, crate::tls::TlsListener>>
-    for PeerAddr
-{
-    fn connect_info(stream: axum::serve::IncomingStream<'_, crate::tls::TlsListener>) -> Self {
-        PeerAddr(*stream.remote_addr())
-    }
-}
+/// How long a stopping API lets its connections finish the requests in progress.
+const DRAIN: Duration = Duration::from_secs(30);
 
 /// Serve the API on every listener until the sender is used (or dropped); the handle ends
 /// when every listener has stopped, with the first error.
@@ -707,10 +699,13 @@ pub fn serve_api_listeners(
                 l.set_nonblocking(true)
                     .map_err(|e| StartError::Bind(addr, e))?;
                 let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
-                let app = app.into_make_service_with_connect_info::<PeerAddr>();
-                servers.spawn(
-                    async move { axum::serve(l, app).with_graceful_shutdown(shutdown).await },
-                );
+                servers.spawn(crate::http_server::serve(
+                    l,
+                    app,
+                    extras.limits,
+                    shutdown,
+                    DRAIN,
+                ));
             }
             ApiListener::Https(l, config) => {
                 l.set_nonblocking(true)
@@ -718,10 +713,13 @@ pub fn serve_api_listeners(
                 let l = TcpListener::from_std(l).map_err(|e| StartError::Bind(addr, e))?;
                 let l = crate::tls::TlsListener::new(l, config)
                     .map_err(|e| StartError::Bind(addr, e))?;
-                let app = app.into_make_service_with_connect_info::<PeerAddr>();
-                servers.spawn(
-                    async move { axum::serve(l, app).with_graceful_shutdown(shutdown).await },
-                );
+                servers.spawn(crate::http_server::serve(
+                    l,
+                    app,
+                    extras.limits,
+                    shutdown,
+                    DRAIN,
+                ));
             }
         }
     }
@@ -801,7 +799,11 @@ pub async fn serve_api(
         Some(tls) => ApiListener::Https(listener, tls),
         None => ApiListener::Http(listener),
     };
-    let (tx, handle) = serve_api_listeners(state, vec![listener], ServeExtras::default())?;
+    let extras = ServeExtras {
+        limits: crate::http_server::HttpLimits::from_config(&config.openkeel),
+        ..ServeExtras::default()
+    };
+    let (tx, handle) = serve_api_listeners(state, vec![listener], extras)?;
     Ok((addr, tx, handle))
 }
 

@@ -3,6 +3,7 @@
 
 pub mod allinone;
 pub mod cmd;
+pub mod http_server;
 pub mod logging;
 pub mod services;
 pub mod table;

@@ -741,6 +741,7 @@ pub fn main() -> ExitCode {
             requests: Some(requests.clone()),
             add_headers,
             access_log,
+            limits: crate::http_server::HttpLimits::from_config(&opts.config.openkeel),
         };
         let running = crate::services::start_api_on(opts, api_listeners, extras).await?;
         crate::allinone::shutdown_signal().await;

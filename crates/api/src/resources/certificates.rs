@@ -310,7 +310,7 @@ async fn cluster_ident_arg(
     if !unknown.is_empty() {
         return Err(unknown_argument(&unknown));
     }
-    let bytes = crate::read_body(body, request::MAX_BODY_BYTES).await?;
+    let bytes = crate::read_body(body).await?;
     let from_body = if bytes.is_empty() {
         None
     } else {

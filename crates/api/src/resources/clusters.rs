@@ -141,7 +141,7 @@ pub(crate) fn not_at_version(v: Version, api: &str) -> ApiError {
 /// Read the body argument `arg`: none → `Missing argument`; then WSME's content-type and JSON
 /// rules.
 pub(crate) async fn read_json(req: &RequestInfo, body: Body, arg: &str) -> Result<Value, ApiError> {
-    let bytes = crate::read_body(body, request::MAX_BODY_BYTES).await?;
+    let bytes = crate::read_body(body).await?;
     if bytes.is_empty() {
         return Err(missing_argument(arg));
     }

@@ -67,5 +67,27 @@ config_section! {
         /// builds at once; more wait their turn (rendering is CPU-bound, and each page in
         /// flight holds its rows in memory). 0 means the number of cores, at least 2.
         list_concurrency: i64 = integer(0).min(0).max(1024);
+
+        /// Largest request body openkeel-api accepts, in bytes. A larger one is answered 413
+        /// before it is read when its Content-Length says so, else as soon as the limit is
+        /// passed, so memory stays flat whatever a client sends (Magnum reads any body).
+        api_max_body_size: i64 = integer(4_194_304).min(1024).max(1_073_741_824);
+
+        /// Seconds openkeel-api waits for a request's whole body once its headers arrived; a
+        /// client that sends it slower is answered 408 and disconnected.
+        api_body_read_timeout: i64 = integer(60).min(1).max(3600);
+
+        /// Seconds a client has to send a request's headers, counted from when the
+        /// connection is waiting for a request: a connection that trickles its headers, or a
+        /// kept-alive connection left idle, is closed after it. 0 means no limit.
+        api_header_read_timeout: i64 = integer(30).min(0).max(3600);
+
+        /// Largest request line and headers openkeel-api accepts, in bytes; larger ones are
+        /// answered 431 and the connection closed.
+        api_max_header_size: i64 = integer(65_536).min(1024).max(1_048_576);
+
+        /// Connections one openkeel-api process serves at once; further connections wait in
+        /// the listen backlog until one closes.
+        api_max_connections: i64 = integer(1024).min(1).max(65_536);
     }
 }
