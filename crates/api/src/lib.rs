@@ -11,6 +11,7 @@ pub mod dberr;
 pub mod error;
 pub mod links;
 pub mod microversion;
+pub mod openapi;
 pub mod pagination;
 pub mod patch;
 pub mod request;

@@ -26,6 +26,18 @@ pub fn root(host_url: &str) -> Value {
     })
 }
 
+/// The collections the v1 document links to with `self` / `bookmark` links, in its order
+/// (then `nodegroups` and `credentials`, linked in their own way).
+pub const V1_RESOURCES: [&str; 7] = [
+    "clustertemplates",
+    "clusters",
+    "quotas",
+    "certificates",
+    "mservices",
+    "stats",
+    "federations",
+];
+
 /// The v1 document.
 pub fn v1(host_url: &str) -> Value {
     let mut doc = Map::new();
@@ -41,15 +53,7 @@ pub fn v1(host_url: &str) -> Value {
             {"href": "http://docs.openstack.org/developer/magnum/dev/api-spec-v1.html", "rel": "describedby", "type": "text/html"},
         ]),
     );
-    for resource in [
-        "clustertemplates",
-        "clusters",
-        "quotas",
-        "certificates",
-        "mservices",
-        "stats",
-        "federations",
-    ] {
+    for resource in V1_RESOURCES {
         doc.insert(
             resource.into(),
             json!([

@@ -76,7 +76,7 @@ pub async fn route_credentials(
 
 /// `Certificate.convert_with_links`: the set fields in the API type's order, `links` after
 /// `cluster_uuid`.
-fn view(c: &Certificate, host: &str) -> Value {
+pub fn view(c: &Certificate, host: &str) -> Value {
     let uuid = c.cluster_uuid.clone().unwrap_or_default();
     let mut m = Map::new();
     m.insert("cluster_uuid".into(), Value::from(uuid.clone()));
@@ -98,14 +98,14 @@ fn view(c: &Certificate, host: &str) -> Value {
 
 // ---- GET /v1/certificates/{cluster_ident}[?ca_cert_type=] ----
 
+/// `get_one`'s query argument.
+pub const GET_ARGS: [pagination::ArgSpec; 1] = [pagination::ArgSpec {
+    name: "ca_cert_type",
+    ty: pagination::ArgType::Text,
+}];
+
 async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Reply, ApiError> {
-    let args = pagination::parse_args(
-        req,
-        &[pagination::ArgSpec {
-            name: "ca_cert_type",
-            ty: pagination::ArgType::Text,
-        }],
-    )?;
+    let args = pagination::parse_args(req, &GET_ARGS)?;
     let ca_cert_type = args.text("ca_cert_type").map(str::to_string);
     let ctx = context(state, req);
     let cluster = get_cluster(state, &ctx, ident).await?;
@@ -118,7 +118,8 @@ async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Rep
 
 // ---- POST /v1/certificates ----
 
-const ATTRS: [Attr; 4] = [
+/// The `Certificate` type's typed attributes (the body of `POST /v1/certificates`).
+pub const ATTRS: [Attr; 4] = [
     Attr::new("cluster_uuid", AttrType::Text),
     Attr::new(
         "csr",

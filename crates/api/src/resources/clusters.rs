@@ -870,6 +870,12 @@ fn new_cluster(ctx: &RequestContext, c: &Fields) -> Result<(Obj<Cluster>, i32), 
 
 // ---- PATCH /v1/clusters/{id} ----
 
+/// The PATCH query argument (from 1.3).
+pub const PATCH_ARGS: [ArgSpec; 1] = [ArgSpec {
+    name: "rollback",
+    ty: ArgType::Bool,
+}];
+
 /// The PATCH query (`rollback` from 1.3) and body (`[ClusterPatchType]`).
 async fn patch_body(
     _state: &ApiState,
@@ -877,13 +883,7 @@ async fn patch_body(
     body: Body,
 ) -> Result<(bool, Vec<patch::PatchOp>), ApiError> {
     let rollback = if req.version.at_least(3) {
-        let args = pagination::parse_args(
-            req,
-            &[ArgSpec {
-                name: "rollback",
-                ty: ArgType::Bool,
-            }],
-        )?;
+        let args = pagination::parse_args(req, &PATCH_ARGS)?;
         args.bool("rollback").unwrap_or(false)
     } else {
         pagination::parse_args(req, &[])?;

@@ -99,7 +99,7 @@ const NAME_PATTERN: &str = "^[a-zA-Z][a-zA-Z0-9_.-]*$";
 
 /// The API type's scalar attributes in declaration order (`member_ids`, a `[text]`, is typed
 /// by [`type_member_ids`] at its place, between `hostcluster_id` and `status`).
-const API_ATTRS: [Attr; 9] = [
+pub const API_ATTRS: [Attr; 9] = [
     Attr::new("uuid", AttrType::Uuid),
     Attr::new("name", AttrType::Str { min: 1, max: 242 }),
     Attr::new("hostcluster_id", AttrType::Text),
@@ -590,7 +590,8 @@ fn uuid_body(f: &Federation) -> Value {
     Value::Object(m)
 }
 
-const ROLLBACK_ARG: [ArgSpec; 1] = [ArgSpec {
+/// `patch`'s query argument.
+pub const ROLLBACK_ARG: [ArgSpec; 1] = [ArgSpec {
     name: "rollback",
     ty: ArgType::Bool,
 }];

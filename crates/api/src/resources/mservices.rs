@@ -5,6 +5,7 @@ use crate::error::ApiError;
 use crate::pagination;
 use crate::request::{context, enforce};
 use crate::response::Reply;
+use crate::validation::{Attr, AttrType};
 use crate::{ApiState, RequestInfo};
 use chrono::NaiveDateTime;
 use http::Method;
@@ -34,8 +35,40 @@ pub fn service_is_up(s: &MagnumService, now: NaiveDateTime, down_time: u64) -> b
     s.is_up(now, down_time)
 }
 
-/// One service as the API shows it: `state` first, then the object's fields in order
-/// (`last_seen_up` and `forced_down` are not API attributes).
+/// The `MagnumService` API type's attributes in the order the API prints them: `state`
+/// (computed) among the object's fields (`last_seen_up` and `forced_down` are not API
+/// attributes).
+pub const API_ATTRS: [Attr; 9] = [
+    Attr::new("host", AttrType::Str { min: 1, max: 255 }),
+    Attr::new("binary", AttrType::Str { min: 1, max: 255 }),
+    Attr::new(
+        "state",
+        AttrType::Enum {
+            values: &["up", "down"],
+            shown: "up, down",
+        },
+    ),
+    Attr::new(
+        "id",
+        AttrType::Int {
+            min: None,
+            max: None,
+        },
+    ),
+    Attr::new(
+        "report_count",
+        AttrType::Int {
+            min: None,
+            max: None,
+        },
+    ),
+    Attr::new("disabled", AttrType::Bool),
+    Attr::new("disabled_reason", AttrType::Str { min: 1, max: 255 }),
+    Attr::new("created_at", AttrType::DateTime).readonly(),
+    Attr::new("updated_at", AttrType::DateTime).readonly(),
+];
+
+/// One service as the API shows it: the attributes of [`API_ATTRS`].
 pub fn view(s: &MagnumService, up: bool) -> Value {
     let opt = |v: Option<&str>| v.map_or(Value::Null, |s| Value::String(s.to_string()));
     let time = |t: Option<&NaiveDateTime>| {
@@ -44,21 +77,21 @@ pub fn view(s: &MagnumService, up: bool) -> Value {
         })
     };
     let mut m = Map::new();
-    m.insert("host".into(), opt(s.host.as_deref()));
-    m.insert("binary".into(), opt(s.binary.as_deref()));
-    m.insert(
-        "state".into(),
-        Value::String(if up { "up" } else { "down" }.into()),
-    );
-    m.insert("id".into(), Value::from(s.id));
-    m.insert("report_count".into(), Value::from(s.report_count));
-    m.insert(
-        "disabled".into(),
-        s.disabled.map_or(Value::Null, Value::Bool),
-    );
-    m.insert("disabled_reason".into(), opt(s.disabled_reason.as_deref()));
-    m.insert("created_at".into(), time(s.created_at.as_ref()));
-    m.insert("updated_at".into(), time(s.updated_at.as_ref()));
+    for a in API_ATTRS.iter() {
+        let v = match a.name {
+            "host" => opt(s.host.as_deref()),
+            "binary" => opt(s.binary.as_deref()),
+            "state" => Value::String(if up { "up" } else { "down" }.into()),
+            "id" => Value::from(s.id),
+            "report_count" => Value::from(s.report_count),
+            "disabled" => s.disabled.map_or(Value::Null, Value::Bool),
+            "disabled_reason" => opt(s.disabled_reason.as_deref()),
+            "created_at" => time(s.created_at.as_ref()),
+            "updated_at" => time(s.updated_at.as_ref()),
+            _ => Value::Null,
+        };
+        m.insert(a.name.to_string(), v);
+    }
     Value::Object(m)
 }
 

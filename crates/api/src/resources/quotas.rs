@@ -71,7 +71,7 @@ pub async fn route(
 
 /// The API type's attributes in declaration order (typing order and response order; the
 /// base's `created_at` / `updated_at` follow in the view).
-const API_ATTRS: [Attr; 4] = [
+pub const API_ATTRS: [Attr; 4] = [
     Attr::new(
         "id",
         AttrType::Int {
@@ -206,7 +206,8 @@ fn to_i32(name: &str, i: i128) -> Result<i32, MagnumError> {
 // Handlers
 // ---------------------------------------------------------------------------------------
 
-const GET_ALL_ARGS: [ArgSpec; 5] = [
+/// `get_all`'s query arguments (also the route catalogue's, `crate::openapi`).
+pub const GET_ALL_ARGS: [ArgSpec; 5] = [
     ArgSpec {
         name: "marker",
         ty: ArgType::Int,

@@ -16,7 +16,8 @@ const ALLOW: &str = "GET";
 /// The stats types Magnum knows (`allowed_stats`).
 const ALLOWED_STATS: [&str; 1] = ["cluster"];
 
-const ARGS: [ArgSpec; 2] = [
+/// `get_all`'s query arguments.
+pub const ARGS: [ArgSpec; 2] = [
     ArgSpec {
         name: "project_id",
         ty: ArgType::Text,

@@ -61,7 +61,8 @@ pub async fn route(
     }
 }
 
-const LIST_ARGS: [ArgSpec; 5] = [
+/// `get_all`'s query arguments: the list arguments and `role`.
+pub const LIST_ARGS: [ArgSpec; 5] = [
     pagination::LIST_ARGS[0],
     pagination::LIST_ARGS[1],
     pagination::LIST_ARGS[2],

@@ -143,6 +143,29 @@ pub mod cluster {
         UPDATED_AT,
     ];
 
+    /// A `GET /v1/clusters` item (`Cluster.convert_with_links(expand=False)`'s
+    /// `unset_fields_except` list, and `merge_labels`' declared default), in declaration
+    /// order: what [`super::super::view::cluster_summary`] prints.
+    pub const SUMMARY: &[&Attr] = &[
+        &UUID,
+        &NAME,
+        &CLUSTER_TEMPLATE_ID,
+        &KEYPAIR,
+        &NODE_COUNT,
+        &MASTER_COUNT,
+        &DOCKER_VOLUME_SIZE,
+        &LABELS,
+        &MASTER_FLAVOR_ID,
+        &FLAVOR_ID,
+        &CREATE_TIMEOUT,
+        &LINKS,
+        &STACK_ID,
+        &CLUSTER_ID,
+        &STATUS,
+        &HEALTH_STATUS,
+        &MERGE_LABELS,
+    ];
+
     /// `Cluster.fields` of the API type: the object's fields it declares (object field
     /// order), then the nodegroup-derived ones (`Cluster.__init__`).
     pub const FIELDS: &[&Attr] = &[
@@ -261,6 +284,24 @@ pub mod nodegroup {
         UPDATED_AT,
     ];
 
+    /// A `GET .../nodegroups` item (`NodeGroup.convert(expand=False)`'s
+    /// `unset_fields_except`, and the declared defaults), in declaration order: what
+    /// [`super::super::view::ng_summary`] prints.
+    pub const SUMMARY: &[&Attr] = &[
+        &UUID,
+        &NAME,
+        &FLAVOR_ID,
+        &IMAGE_ID,
+        &NODE_COUNT,
+        &ROLE,
+        &MIN_NODE_COUNT,
+        &MAX_NODE_COUNT,
+        &IS_DEFAULT,
+        &STACK_ID,
+        &STATUS,
+        &MERGE_LABELS,
+    ];
+
     /// `NodeGroup.fields` of the API type (the object's field order).
     pub const FIELDS: &[&Attr] = &[
         &ID,
@@ -330,6 +371,11 @@ pub mod actions {
 
     pub const MAX_BATCH_SIZE: Attr = Attr::new("max_batch_size", Ty::Int { min: 1 });
     pub const CLUSTER_TEMPLATE: Attr = Attr::new("cluster_template", str_ty(1, 255));
+
+    /// What the upgrade handler refuses with WSME's mandatory-field 400 when it is absent or
+    /// `null` (Magnum fails later, with a 500; docs/differences.md): required in the
+    /// document's `ClusterUpgrade`.
+    pub const UPGRADE_REFUSED_WITHOUT: [&str; 2] = ["cluster_template", "max_batch_size"];
 
     /// `ClusterUpgradeRequest`.
     pub const UPGRADE: &[Attr] = &[

@@ -3,6 +3,8 @@
 //! computed from nodegroups, `stack_id` → `cluster_id` at 1.13, the labels diff, links; and
 //! the `as_dict()` documents a JSON Patch is applied to.
 
+use super::types;
+use super::wsme::Attr;
 use crate::links::self_and_bookmark;
 use crate::microversion::Version;
 use chrono::{NaiveDateTime, Timelike};
@@ -120,40 +122,111 @@ fn status(c: &Cluster) -> Value {
     c.status.map_or(Value::Null, |s| Value::from(s.as_str()))
 }
 
-/// `GET /v1/clusters` item.
-pub fn cluster_summary(c: &Cluster, ngs: &[NodeGroup], version: Version, host: &str) -> Value {
-    let n = counts(ngs);
-    let uuid = c.uuid.clone().unwrap_or_default();
-    let mut m = Map::new();
-    m.insert("uuid".into(), opt(&c.uuid));
-    m.insert("name".into(), opt(&c.name));
-    m.insert("cluster_template_id".into(), opt(&c.cluster_template_id));
-    m.insert("keypair".into(), opt(&c.keypair));
-    m.insert("node_count".into(), Value::from(n.node_count));
-    m.insert("master_count".into(), Value::from(n.master_count));
-    m.insert("docker_volume_size".into(), opt(&c.docker_volume_size));
-    m.insert("labels".into(), opt_map(&c.labels));
-    m.insert("master_flavor_id".into(), opt(&c.master_flavor_id));
-    m.insert("flavor_id".into(), opt(&c.flavor_id));
-    m.insert("create_timeout".into(), opt(&c.create_timeout));
-    m.insert("links".into(), self_and_bookmark(host, "clusters", &uuid));
-    let key = if version.at_least(13) {
-        "cluster_id"
-    } else {
+/// The value of each attribute of one cluster, for [`cluster_summary`] and [`cluster_full`].
+struct ClusterValues<'a> {
+    c: &'a Cluster,
+    n: Counts,
+    host: &'a str,
+    /// `labels_overridden`, `labels_added`, `labels_skipped` (full view only).
+    diff: Option<(Value, Value, Value)>,
+    /// `faults` (only a failed cluster's `GET`).
+    faults: Option<Value>,
+}
+
+impl ClusterValues<'_> {
+    /// The value of attribute `name`; `None` when the attribute is not shown.
+    fn get(&mut self, name: &str) -> Option<Value> {
+        let c = self.c;
+        let diff = |i: usize, d: &Option<(Value, Value, Value)>| {
+            d.as_ref()
+                .map_or(Value::Null, |(o, a, s)| [o, a, s][i].clone())
+        };
+        Some(match name {
+            "uuid" => opt(&c.uuid),
+            "name" => opt(&c.name),
+            "cluster_template_id" => opt(&c.cluster_template_id),
+            "keypair" => opt(&c.keypair),
+            "node_count" => Value::from(self.n.node_count),
+            "master_count" => Value::from(self.n.master_count),
+            "docker_volume_size" => opt(&c.docker_volume_size),
+            "labels" => opt_map(&c.labels),
+            "master_flavor_id" => opt(&c.master_flavor_id),
+            "flavor_id" => opt(&c.flavor_id),
+            "create_timeout" => opt(&c.create_timeout),
+            "links" => {
+                self_and_bookmark(self.host, "clusters", c.uuid.as_deref().unwrap_or_default())
+            }
+            // the same column under its 1.13 name
+            "stack_id" | "cluster_id" => opt(&c.stack_id),
+            "status" => status(c),
+            "status_reason" => opt(&c.status_reason),
+            "health_status" => c
+                .health_status
+                .map_or(Value::Null, |s| Value::from(s.as_str())),
+            "health_status_reason" => opt_map(&c.health_status_reason),
+            "discovery_url" => opt(&c.discovery_url),
+            "api_address" => opt(&c.api_address),
+            "coe_version" => opt(&c.coe_version),
+            "container_version" => opt(&c.container_version),
+            "project_id" => opt(&c.project_id),
+            "user_id" => opt(&c.user_id),
+            "node_addresses" => Value::from(self.n.node_addresses.clone()),
+            "master_addresses" => Value::from(self.n.master_addresses.clone()),
+            "faults" => self.faults.take()?,
+            "fixed_network" => opt(&c.fixed_network),
+            "fixed_subnet" => opt(&c.fixed_subnet),
+            "floating_ip_enabled" => Value::Bool(c.floating_ip_enabled.unwrap_or(true)),
+            "merge_labels" => Value::Bool(false),
+            "labels_overridden" => diff(0, &self.diff),
+            "labels_added" => diff(1, &self.diff),
+            "labels_skipped" => diff(2, &self.diff),
+            "master_lb_enabled" => Value::Bool(c.master_lb_enabled.unwrap_or(false)),
+            "created_at" => iso(c.created_at),
+            "updated_at" => iso(c.updated_at),
+            // An attribute declared without a value here prints as WSME prints an unset one.
+            _ => Value::Null,
+        })
+    }
+}
+
+/// The attributes `attrs` (a list of `types::cluster`) in their order: `stack_id` up to
+/// 1.12, `cluster_id` from 1.13.
+fn render_cluster<'a>(
+    attrs: impl IntoIterator<Item = &'a Attr>,
+    version: Version,
+    mut values: ClusterValues<'_>,
+) -> Value {
+    let hidden = if version.at_least(13) {
         "stack_id"
+    } else {
+        "cluster_id"
     };
-    m.insert(key.into(), opt(&c.stack_id));
-    m.insert("status".into(), status(c));
-    m.insert(
-        "health_status".into(),
-        c.health_status
-            .map_or(Value::Null, |s| Value::from(s.as_str())),
-    );
-    m.insert("merge_labels".into(), Value::Bool(false));
+    let mut m = Map::new();
+    for a in attrs {
+        if a.name == hidden {
+            continue;
+        }
+        if let Some(v) = values.get(a.name) {
+            m.insert(a.name.to_string(), v);
+        }
+    }
     Value::Object(m)
 }
 
-/// `GET /v1/clusters/{id}` and `/detail` items; `faults` only for a failed cluster's GET.
+/// `GET /v1/clusters` item: the attributes of [`types::cluster::SUMMARY`].
+pub fn cluster_summary(c: &Cluster, ngs: &[NodeGroup], version: Version, host: &str) -> Value {
+    let values = ClusterValues {
+        c,
+        n: counts(ngs),
+        host,
+        diff: None,
+        faults: None,
+    };
+    render_cluster(types::cluster::SUMMARY.iter().copied(), version, values)
+}
+
+/// `GET /v1/clusters/{id}` and `/detail` items (every attribute of
+/// [`types::cluster::ATTRS`]); `faults` only for a failed cluster's GET.
 pub fn cluster_full(
     c: &Cluster,
     ngs: &[NodeGroup],
@@ -162,67 +235,17 @@ pub fn cluster_full(
     host: &str,
     faults: Option<Value>,
 ) -> Value {
-    let n = counts(ngs);
-    let uuid = c.uuid.clone().unwrap_or_default();
-    let mut m = Map::new();
-    m.insert("uuid".into(), opt(&c.uuid));
-    m.insert("name".into(), opt(&c.name));
-    m.insert("cluster_template_id".into(), opt(&c.cluster_template_id));
-    m.insert("keypair".into(), opt(&c.keypair));
-    m.insert("node_count".into(), Value::from(n.node_count));
-    m.insert("master_count".into(), Value::from(n.master_count));
-    m.insert("docker_volume_size".into(), opt(&c.docker_volume_size));
-    m.insert("labels".into(), opt_map(&c.labels));
-    m.insert("master_flavor_id".into(), opt(&c.master_flavor_id));
-    m.insert("flavor_id".into(), opt(&c.flavor_id));
-    m.insert("create_timeout".into(), opt(&c.create_timeout));
-    m.insert("links".into(), self_and_bookmark(host, "clusters", &uuid));
-    let key = if version.at_least(13) {
-        "cluster_id"
-    } else {
-        "stack_id"
+    let values = ClusterValues {
+        c,
+        n: counts(ngs),
+        host,
+        diff: Some(labels_diff(
+            &labels_obj(template_labels),
+            &labels_obj(c.labels.as_ref()),
+        )),
+        faults,
     };
-    m.insert(key.into(), opt(&c.stack_id));
-    m.insert("status".into(), status(c));
-    m.insert("status_reason".into(), opt(&c.status_reason));
-    m.insert(
-        "health_status".into(),
-        c.health_status
-            .map_or(Value::Null, |s| Value::from(s.as_str())),
-    );
-    m.insert(
-        "health_status_reason".into(),
-        opt_map(&c.health_status_reason),
-    );
-    m.insert("discovery_url".into(), opt(&c.discovery_url));
-    m.insert("api_address".into(), opt(&c.api_address));
-    m.insert("coe_version".into(), opt(&c.coe_version));
-    m.insert("container_version".into(), opt(&c.container_version));
-    m.insert("project_id".into(), opt(&c.project_id));
-    m.insert("user_id".into(), opt(&c.user_id));
-    m.insert("node_addresses".into(), Value::from(n.node_addresses));
-    m.insert("master_addresses".into(), Value::from(n.master_addresses));
-    if let Some(f) = faults {
-        m.insert("faults".into(), f);
-    }
-    m.insert("fixed_network".into(), opt(&c.fixed_network));
-    m.insert("fixed_subnet".into(), opt(&c.fixed_subnet));
-    m.insert(
-        "floating_ip_enabled".into(),
-        Value::Bool(c.floating_ip_enabled.unwrap_or(true)),
-    );
-    m.insert("merge_labels".into(), Value::Bool(false));
-    let (o, a, s) = labels_diff(&labels_obj(template_labels), &labels_obj(c.labels.as_ref()));
-    m.insert("labels_overridden".into(), o);
-    m.insert("labels_added".into(), a);
-    m.insert("labels_skipped".into(), s);
-    m.insert(
-        "master_lb_enabled".into(),
-        Value::Bool(c.master_lb_enabled.unwrap_or(false)),
-    );
-    m.insert("created_at".into(), iso(c.created_at));
-    m.insert("updated_at".into(), iso(c.updated_at));
-    Value::Object(m)
+    render_cluster(types::cluster::ATTRS, version, values)
 }
 
 /// `_collect_fault_info`: nodegroup name → status_reason of the failed nodegroups.
@@ -357,42 +380,8 @@ pub fn ng_doc(ng: &NodeGroup) -> PyValue {
     doc
 }
 
-/// A declared default, built on demand.
-type DefaultFn = Option<fn() -> Value>;
-
-/// The nodegroup attributes in WSME declaration order, with their declared defaults.
-const NG_ORDER: &[(&str, DefaultFn)] = &[
-    ("id", None),
-    ("uuid", None),
-    ("name", Some(|| Value::Null)),
-    ("cluster_id", None),
-    ("project_id", None),
-    ("docker_volume_size", None),
-    ("labels", None),
-    ("links", None),
-    ("flavor_id", None),
-    ("image_id", None),
-    ("node_addresses", None),
-    ("node_count", Some(|| Value::from(1))),
-    ("role", Some(|| Value::from("worker"))),
-    ("min_node_count", Some(|| Value::from(0))),
-    ("max_node_count", Some(|| Value::Null)),
-    ("is_default", None),
-    ("stack_id", None),
-    ("status", None),
-    ("status_reason", None),
-    ("version", None),
-    ("merge_labels", Some(|| Value::Bool(false))),
-    ("labels_overridden", None),
-    ("labels_added", None),
-    ("labels_skipped", None),
-    ("node_labels", None),
-    ("node_taints", None),
-    ("created_at", None),
-    ("updated_at", None),
-];
-
-/// `NodeGroup.convert(obj)` (full): `set` holds the object's set fields (JSON, datetimes as
+/// `NodeGroup.convert(obj)` (full): the attributes of [`types::nodegroup::ATTRS`] that are
+/// set, else computed (links, the labels diff), else declared with a default. `set` holds the object's set fields (JSON, datetimes as
 /// printed), `cluster_labels` the parent cluster's labels.
 pub fn ng_full(set: &Map<String, Value>, cluster_labels: Option<&StringMap>, host: &str) -> Value {
     let cluster = set.get("cluster_id").and_then(Value::as_str).unwrap_or("");
@@ -411,13 +400,15 @@ pub fn ng_full(set: &Map<String, Value>, cluster_labels: Option<&StringMap>, hos
     extra.insert("labels_added".into(), a);
     extra.insert("labels_skipped".into(), s);
     let mut m = Map::new();
-    for (name, default) in NG_ORDER {
-        let v = match set.get(*name) {
+    for attr in types::nodegroup::ATTRS {
+        let v = match set.get(attr.name) {
             Some(v) => Some(v.clone()),
-            None => extra.remove(*name).or_else(|| default.map(|d| d())),
+            None => extra
+                .remove(attr.name)
+                .or_else(|| attr.default.and_then(|d| d.value().to_json())),
         };
         if let Some(v) = v {
-            m.insert((*name).to_string(), v);
+            m.insert(attr.name.to_string(), v);
         }
     }
     Value::Object(m)
@@ -428,27 +419,29 @@ pub fn ng_full_row(ng: &NodeGroup, cluster_labels: Option<&StringMap>, host: &st
     ng_full(&ng_map(ng), cluster_labels, host)
 }
 
-/// `GET .../nodegroups` item (summary: min/max show their declared defaults).
+/// `GET .../nodegroups` item: the attributes of [`types::nodegroup::SUMMARY`]; `min_node_count`
+/// and `max_node_count` show their declared defaults (the summary is built from a fresh
+/// `NodeGroup`, as Magnum's `convert` with `expand=False`).
 pub fn ng_summary(ng: &NodeGroup) -> Value {
     let mut m = Map::new();
-    m.insert("uuid".into(), Value::from(ng.uuid.clone()));
-    m.insert("name".into(), Value::from(ng.name.clone()));
-    m.insert("flavor_id".into(), opt(&ng.flavor_id));
-    m.insert("image_id".into(), opt(&ng.image_id));
-    m.insert("node_count".into(), Value::from(ng_node_count(ng)));
-    m.insert("role".into(), opt(&ng.role));
-    m.insert("min_node_count".into(), Value::from(0));
-    m.insert("max_node_count".into(), Value::Null);
-    m.insert(
-        "is_default".into(),
-        Value::Bool(ng.is_default.unwrap_or(false)),
-    );
-    m.insert("stack_id".into(), opt(&ng.stack_id));
-    m.insert(
-        "status".into(),
-        ng.status.map_or(Value::Null, |s| Value::from(s.as_str())),
-    );
-    m.insert("merge_labels".into(), Value::Bool(false));
+    for attr in types::nodegroup::SUMMARY {
+        let v = match attr.name {
+            "uuid" => Value::from(ng.uuid.clone()),
+            "name" => Value::from(ng.name.clone()),
+            "flavor_id" => opt(&ng.flavor_id),
+            "image_id" => opt(&ng.image_id),
+            "node_count" => Value::from(ng_node_count(ng)),
+            "role" => opt(&ng.role),
+            "is_default" => Value::Bool(ng.is_default.unwrap_or(false)),
+            "stack_id" => opt(&ng.stack_id),
+            "status" => ng.status.map_or(Value::Null, |s| Value::from(s.as_str())),
+            _ => attr
+                .default
+                .and_then(|d| d.value().to_json())
+                .unwrap_or(Value::Null),
+        };
+        m.insert(attr.name.to_string(), v);
+    }
     Value::Object(m)
 }
 
