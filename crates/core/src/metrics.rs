@@ -314,7 +314,10 @@ mod tests {
     fn label_values_are_escaped() {
         assert_eq!(escape_label_value(r#"a\b"c"#), r#"a\\b\"c"#);
         assert_eq!(escape_label_value("two\nlines"), "two\\nlines");
-        assert_eq!(escape_label_value("/v1/clusters/{cluster_ident}"), "/v1/clusters/{cluster_ident}");
+        assert_eq!(
+            escape_label_value("/v1/clusters/{cluster_ident}"),
+            "/v1/clusters/{cluster_ident}"
+        );
         let c = CounterVec::new("t_total", "A \\ help\nwith two lines.", &["route"]);
         c.inc(&["say \"hi\"\\\n"]);
         let mut out = String::new();
@@ -394,7 +397,10 @@ mod tests {
         g.dec();
         let mut out = String::new();
         g.encode(&mut out);
-        assert_eq!(out, "# HELP in_flight In flight.\n# TYPE in_flight gauge\nin_flight 1\n");
+        assert_eq!(
+            out,
+            "# HELP in_flight In flight.\n# TYPE in_flight gauge\nin_flight 1\n"
+        );
         let mut out = String::new();
         encode_gauge_family(
             &mut out,
