@@ -67,5 +67,18 @@ config_section! {
         /// builds at once; more wait their turn (rendering is CPU-bound, and each page in
         /// flight holds its rows in memory). 0 means the number of cores, at least 2.
         list_concurrency: i64 = integer(0).min(0).max(1024);
+
+        /// Where openkeel-api serves its Prometheus metrics (`GET /metrics`, plain HTTP,
+        /// no authentication), as `address:port` (`127.0.0.1:9611`, `[::1]:9611`). Unset:
+        /// no metrics listener. The all-in-one `openkeel` serves the API's and the
+        /// conductor's metrics together here (or on conductor_metrics_listen when this is
+        /// unset). See docs/operating.md.
+        api_metrics_listen: Option<String> = string_unset();
+
+        /// Where openkeel-conductor serves its Prometheus metrics (`GET /metrics`, plain
+        /// HTTP, no authentication), as `address:port`. Distinct from api_metrics_listen
+        /// because both services usually read the same magnum.conf. Unset: no metrics
+        /// listener.
+        conductor_metrics_listen: Option<String> = string_unset();
     }
 }
