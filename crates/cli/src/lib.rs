@@ -4,6 +4,7 @@
 pub mod allinone;
 pub mod cmd;
 pub mod logging;
+pub mod metrics;
 pub mod services;
 pub mod table;
 pub mod tls;
