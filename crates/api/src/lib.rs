@@ -10,6 +10,7 @@ pub mod body;
 pub mod dberr;
 pub mod error;
 pub mod links;
+pub mod metrics;
 pub mod microversion;
 pub mod openapi;
 pub mod pagination;
@@ -67,6 +68,9 @@ pub struct ApiState {
     pub pending_creates: Arc<resources::clusters::PendingCreates>,
     /// `[openkeel] api_max_body_size` and `api_body_read_timeout`.
     pub body_limits: body::BodyLimits,
+    /// The Prometheus metrics of this API (recorded by `dispatch`, served by the process's
+    /// metrics listener).
+    pub metrics: Arc<metrics::ApiMetrics>,
 }
 
 impl Default for ApiState {
@@ -88,6 +92,7 @@ impl Default for ApiState {
             list_permits: pagination::list_permits(0),
             pending_creates: Arc::default(),
             body_limits: body::BodyLimits::default(),
+            metrics: Arc::default(),
         }
     }
 }
@@ -144,19 +149,32 @@ impl RequestInfo {
     }
 }
 
-/// Every request runs inside its own span (instrumented, never entered across an `.await`).
+/// Every request runs inside its own span (instrumented, never entered across an `.await`),
+/// and is counted in the API's metrics under its route template ([`routes::template`]).
 async fn dispatch(State(state): State<Arc<ApiState>>, req: Request) -> Response {
     use tracing::Instrument;
+    let route = routes::template(req.method(), req.uri().path(), req.uri().query());
+    let method = req.method().clone();
     let span = tracing::info_span!(
         "request",
         request_id = tracing::field::Empty,
         user_id = tracing::field::Empty,
         project_id = tracing::field::Empty,
-        method = %req.method(),
-        path = %req.uri().path()
+        method = %method,
+        path = %req.uri().path(),
+        route
     );
     let started = std::time::Instant::now();
+    let metrics = state.metrics.clone();
+    let in_flight = metrics.start();
     let resp = dispatch_inner(state, req).instrument(span.clone()).await;
+    drop(in_flight);
+    metrics.observe(
+        route,
+        &method,
+        resp.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
     // One line per request (request id, user and project from the span; never a token).
     span.in_scope(|| {
         tracing::info!(
@@ -234,11 +252,7 @@ async fn dispatch_inner(state: Arc<ApiState>, req: Request) -> Response {
 
     // WSGI's PATH_INFO is percent-decoded (UTF-8, invalid bytes replaced) before pecan
     // splits it: `%7Bweird%7D` is looked up as `{weird}`, `a%2Fb` is two segments.
-    let mut segments: Vec<String> = request::percent_decode_path(&path)
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
+    let mut segments = routes::path_segments(&path);
     let host_url = response::host_url(&headers, state.enable_proxy_headers_parsing, state.tls);
 
     if segments.is_empty() {

@@ -102,6 +102,71 @@ pub fn routing_args(segments: &mut Vec<String>, method: &Method) -> Vec<String> 
     Vec::new()
 }
 
+/// The path's segments as pecan splits them: WSGI's `PATH_INFO` is percent-decoded (UTF-8,
+/// invalid bytes replaced) first, so `%7Bweird%7D` is looked up as `{weird}` and `a%2Fb` is
+/// two segments; empty segments (a trailing slash) are dropped.
+pub fn path_segments(path: &str) -> Vec<String> {
+    crate::request::percent_decode_path(path)
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The `route` label of requests that reach no route of Magnum's table.
+pub const UNMATCHED: &str = "unmatched";
+
+/// The route template a request is counted under in the API's metrics: the `/v1` form of
+/// the entry of Magnum's route table (api-routes.md) whose handler the request reaches
+/// (`/v1/clusters/{cluster_ident}` for `GET /clusters/c1`), `/`, `/healthcheck`, or
+/// [`UNMATCHED`] for a path outside the table (pecan's 404s). Computed from the path with the
+/// routing rules of [`crate::dispatch`] (the prefix rewrite, [`routing_method`],
+/// [`routing_args`]), never the raw path, so the label's values are a fixed set.
+pub fn template(method: &Method, path: &str, query: Option<&str>) -> &'static str {
+    if path == "/healthcheck" {
+        return "/healthcheck";
+    }
+    let mut segments = path_segments(path);
+    if segments.is_empty() {
+        return "/";
+    }
+    if segments[0] != "v1" {
+        segments.insert(0, "v1".to_string());
+    }
+    let method = routing_method(method, query).unwrap_or_else(|_| method.clone());
+    routing_args(&mut segments, &method);
+    let get = method == Method::GET;
+    let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match segs.as_slice() {
+        ["v1"] => "/v1",
+        ["v1", "clustertemplates"] => "/v1/clustertemplates",
+        ["v1", "clustertemplates", "detail"] if get => "/v1/clustertemplates/detail",
+        ["v1", "clustertemplates", _] => "/v1/clustertemplates/{ct_ident}",
+        ["v1", "clusters"] => "/v1/clusters",
+        ["v1", "clusters", "detail"] if get => "/v1/clusters/detail",
+        ["v1", "clusters", _] => "/v1/clusters/{cluster_ident}",
+        ["v1", "clusters", _, "actions", "resize"] => "/v1/clusters/{cluster_ident}/actions/resize",
+        ["v1", "clusters", _, "actions", "upgrade"] => {
+            "/v1/clusters/{cluster_ident}/actions/upgrade"
+        }
+        ["v1", "clusters", _, "nodegroups"] => "/v1/clusters/{cluster_ident}/nodegroups",
+        ["v1", "clusters", _, "nodegroups", _] => {
+            "/v1/clusters/{cluster_ident}/nodegroups/{ng_ident}"
+        }
+        ["v1", "certificates"] => "/v1/certificates",
+        ["v1", "certificates", _] => "/v1/certificates/{cluster_ident}",
+        ["v1", "credentials", _] => "/v1/credentials/{cluster_ident}",
+        ["v1", "quotas"] => "/v1/quotas",
+        ["v1", "quotas", _, _] => "/v1/quotas/{project_id}/{resource}",
+        ["v1", "stats"] => "/v1/stats",
+        ["v1", "mservices"] => "/v1/mservices",
+        ["v1", "federations"] => "/v1/federations",
+        ["v1", "federations", "detail"] if get => "/v1/federations/detail",
+        ["v1", "federations", _] => "/v1/federations/{federation_ident}",
+        _ => UNMATCHED,
+    }
+}
+
 /// `GET /`: the root document; any other method is 405 `Allow: GET`. Its handler takes no
 /// arguments, so any query parameter is WSME's `Unknown argument` (as for `/v1`).
 pub fn root(req: &RequestInfo) -> Result<Reply, ApiError> {
@@ -145,5 +210,110 @@ pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply
         // method pecan finds no handler on `v1.Controller` (405, `Allow: GET`).
         _ if req.method == Method::GET => Err(ApiError::not_found()),
         _ => Err(ApiError::method_not_allowed("GET")),
+    }
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::*;
+
+    fn t(method: &str, path: &str) -> &'static str {
+        let (path, query) = match path.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (path, None),
+        };
+        template(
+            &method.parse::<Method>().unwrap_or(Method::GET),
+            path,
+            query,
+        )
+    }
+
+    #[test]
+    fn requests_are_counted_under_their_route_template() {
+        assert_eq!(t("GET", "/"), "/");
+        assert_eq!(t("GET", "/healthcheck"), "/healthcheck");
+        assert_eq!(t("GET", "/v1"), "/v1");
+        assert_eq!(t("GET", "/v1/"), "/v1");
+        assert_eq!(t("POST", "/v1/clustertemplates"), "/v1/clustertemplates");
+        assert_eq!(
+            t("GET", "/v1/clustertemplates/detail"),
+            "/v1/clustertemplates/detail"
+        );
+        assert_eq!(
+            t("DELETE", "/v1/clustertemplates/k8s"),
+            "/v1/clustertemplates/{ct_ident}"
+        );
+        assert_eq!(t("GET", "/v1/clusters"), "/v1/clusters");
+        assert_eq!(t("GET", "/v1/clusters/detail"), "/v1/clusters/detail");
+        // `detail` is an ident for anything but GET (`delete('detail')`).
+        assert_eq!(
+            t("DELETE", "/v1/clusters/detail"),
+            "/v1/clusters/{cluster_ident}"
+        );
+        assert_eq!(t("GET", "/v1/clusters/c1"), "/v1/clusters/{cluster_ident}");
+        assert_eq!(
+            t("POST", "/v1/clusters/c1/actions/resize"),
+            "/v1/clusters/{cluster_ident}/actions/resize"
+        );
+        assert_eq!(
+            t("GET", "/v1/clusters/c1/nodegroups"),
+            "/v1/clusters/{cluster_ident}/nodegroups"
+        );
+        assert_eq!(
+            t("PATCH", "/v1/clusters/c1/nodegroups/ng-1"),
+            "/v1/clusters/{cluster_ident}/nodegroups/{ng_ident}"
+        );
+        assert_eq!(
+            t("GET", "/v1/certificates/c1"),
+            "/v1/certificates/{cluster_ident}"
+        );
+        assert_eq!(
+            t("PATCH", "/v1/credentials/c1"),
+            "/v1/credentials/{cluster_ident}"
+        );
+        assert_eq!(
+            t("GET", "/v1/quotas/p/Cluster"),
+            "/v1/quotas/{project_id}/{resource}"
+        );
+        assert_eq!(t("GET", "/v1/stats"), "/v1/stats");
+        assert_eq!(t("GET", "/v1/mservices"), "/v1/mservices");
+        assert_eq!(
+            t("GET", "/v1/federations/f"),
+            "/v1/federations/{federation_ident}"
+        );
+        // A 405 on a known path keeps its template.
+        assert_eq!(t("PUT", "/v1/clusters"), "/v1/clusters");
+    }
+
+    #[test]
+    fn aliases_count_under_the_v1_form() {
+        assert_eq!(t("GET", "/clusters"), "/v1/clusters");
+        assert_eq!(t("GET", "/clusters/c1"), "/v1/clusters/{cluster_ident}");
+        // pecan's routing arguments: `GET /v2/clusters` is `get_all('v2')`, a DELETE of it
+        // `delete('v2')`.
+        assert_eq!(t("GET", "/v2/clusters"), "/v1/clusters");
+        assert_eq!(t("DELETE", "/v2/clusters"), "/v1/clusters/{cluster_ident}");
+        // routed by `_method`
+        assert_eq!(
+            t("POST", "/v1/clusters/c1?_method=delete"),
+            "/v1/clusters/{cluster_ident}"
+        );
+        // percent-decoded before splitting, as WSGI's PATH_INFO
+        assert_eq!(t("GET", "/v1/clusters/a%2Fb"), UNMATCHED);
+    }
+
+    #[test]
+    fn paths_outside_the_table_are_unmatched() {
+        for (m, p) in [
+            ("GET", "/v1/nonexistent"),
+            ("GET", "/nonexistent/path/x"),
+            ("GET", "/v1/clusters/c1/x/y/z"),
+            ("GET", "/v1/quotas/p"),
+            ("PATCH", "/v1/credentials"),
+            ("GET", "/v1/clusters/c1/detail"),
+        ] {
+            assert_eq!(t(m, p), UNMATCHED, "{m} {p}");
+        }
     }
 }

@@ -94,6 +94,10 @@ pub struct Options {
 pub struct Running {
     pub addr: SocketAddr,
     pub db: Database,
+    /// Where the API's and the conductor's metrics are served (`[openkeel]
+    /// api_metrics_listen`, else `conductor_metrics_listen`), if anywhere.
+    pub metrics_addr: Option<SocketAddr>,
+    metrics: Option<crate::metrics::MetricsServer>,
     shutdown: Option<oneshot::Sender<()>>,
     handle: JoinHandle<std::io::Result<()>>,
     stop_loops: tokio::sync::watch::Sender<bool>,
@@ -113,6 +117,9 @@ impl Running {
         let _ = self.stop_loops.send(true);
         for l in self.loops {
             let _ = l.await;
+        }
+        if let Some(m) = self.metrics.take() {
+            m.stop().await;
         }
         served
     }
@@ -608,6 +615,7 @@ pub fn api_state(
             max_bytes: usize::try_from(config.openkeel.api_max_body_size).unwrap_or(4 << 20),
             read_timeout: Duration::from_secs(config.openkeel.api_body_read_timeout.unsigned_abs()),
         },
+        metrics: Default::default(),
     })
 }
 
@@ -836,6 +844,32 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
 
     let conductor_api: Arc<dyn openkeel_rpc::ConductorApi> = rpc;
     let state = api_state(config, &db, enforcer, auth, conductor_api, drivers)?;
+    // One metrics listener for both halves (docs/operating.md).
+    let metrics = match crate::metrics::listen_address(&[
+        (
+            "api_metrics_listen",
+            config.openkeel.api_metrics_listen.as_deref(),
+        ),
+        (
+            "conductor_metrics_listen",
+            config.openkeel.conductor_metrics_listen.as_deref(),
+        ),
+    ])? {
+        Some(at) => Some(
+            crate::metrics::serve(
+                "openkeel",
+                at,
+                vec![
+                    state.metrics.clone(),
+                    Arc::new(openkeel_conductor::metrics::ConductorCollector::new(
+                        &conductor,
+                    )),
+                ],
+            )
+            .await?,
+        ),
+        None => None,
+    };
     let (addr, tx, handle) = serve_api(state, config, opts.bind).await?;
     tracing::info!(
         %addr,
@@ -846,6 +880,8 @@ pub async fn start(opts: Options) -> Result<Running, StartError> {
     Ok(Running {
         addr,
         db,
+        metrics_addr: metrics.as_ref().map(|m| m.addr),
+        metrics,
         shutdown: Some(tx),
         handle,
         stop_loops: stop_tx,

@@ -5,6 +5,7 @@ pub mod allinone;
 pub mod cmd;
 pub mod http_server;
 pub mod logging;
+pub mod metrics;
 pub mod services;
 pub mod table;
 pub mod tls;

@@ -4,6 +4,7 @@
 //! all-in-one's building blocks; only the transport differs.
 
 use crate::allinone::{self, StartError};
+use crate::metrics::MetricsServer;
 use openkeel_core::config::Config;
 use openkeel_db::Database;
 use openkeel_rpc::oslo::{self, RabbitSettings};
@@ -70,6 +71,9 @@ fn notifier(
 /// A running `openkeel-api`.
 pub struct RunningApi {
     pub addr: SocketAddr,
+    /// Where the metrics are served (`[openkeel] api_metrics_listen`), if anywhere.
+    pub metrics_addr: Option<SocketAddr>,
+    metrics: Option<MetricsServer>,
     shutdown: Option<oneshot::Sender<()>>,
     handle: JoinHandle<std::io::Result<()>>,
 }
@@ -79,9 +83,28 @@ impl RunningApi {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        self.handle
+        let served = self
+            .handle
             .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        if let Some(m) = self.metrics.take() {
+            m.stop().await;
+        }
+        served
+    }
+}
+
+/// The metrics listener of `option` (`[openkeel] api_metrics_listen` / `conductor_metrics_listen`)
+/// serving `collectors`, or none when the option is unset.
+async fn metrics_listener(
+    what: &'static str,
+    option: &str,
+    value: Option<&str>,
+    collectors: Vec<Arc<dyn openkeel_core::metrics::Collector>>,
+) -> Result<Option<MetricsServer>, StartError> {
+    match crate::metrics::listen_address(&[(option, value)])? {
+        Some(at) => Ok(Some(crate::metrics::serve(what, at, collectors).await?)),
+        None => Ok(None),
     }
 }
 
@@ -125,6 +148,13 @@ async fn start_api_with(
     let conductor: Arc<dyn openkeel_rpc::ConductorApi> =
         Arc::new(openkeel_rpc::remote::RemoteConductor::new(caller));
     let state = allinone::api_state(config, &db, enforcer, auth, conductor, drivers)?;
+    let metrics = metrics_listener(
+        "openkeel-api",
+        "api_metrics_listen",
+        config.openkeel.api_metrics_listen.as_deref(),
+        vec![state.metrics.clone()],
+    )
+    .await?;
     let (addr, tx, handle) = match listeners {
         None => allinone::serve_api(state, config, opts.bind).await?,
         Some(listeners) => {
@@ -147,6 +177,8 @@ async fn start_api_with(
     );
     Ok(RunningApi {
         addr,
+        metrics_addr: metrics.as_ref().map(|m| m.addr),
+        metrics,
         shutdown: Some(tx),
         handle,
     })
@@ -155,6 +187,9 @@ async fn start_api_with(
 /// A running `openkeel-conductor`.
 pub struct RunningConductor {
     pub db: Database,
+    /// Where the metrics are served (`[openkeel] conductor_metrics_listen`), if anywhere.
+    pub metrics_addr: Option<SocketAddr>,
+    metrics: Option<MetricsServer>,
     server: oslo::server::RpcServer,
     stop_loops: tokio::sync::watch::Sender<bool>,
     loops: Vec<JoinHandle<()>>,
@@ -173,6 +208,9 @@ impl RunningConductor {
         for l in self.loops {
             let _ = l.await;
         }
+        if let Some(m) = self.metrics {
+            m.stop().await;
+        }
     }
 }
 
@@ -186,8 +224,18 @@ pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, S
     let notifier = notifier(config, &settings, &db);
     let (conductor, _drivers) = allinone::build_conductor(config, &db, notifier)?;
     let conductor = Arc::new(conductor);
+    let metrics = metrics_listener(
+        "openkeel-conductor",
+        "conductor_metrics_listen",
+        config.openkeel.conductor_metrics_listen.as_deref(),
+        vec![Arc::new(
+            openkeel_conductor::metrics::ConductorCollector::new(&conductor),
+        )],
+    )
+    .await?;
     let dispatcher = openkeel_conductor::rpc_server::ConductorDispatcher::new(conductor.clone())
-        .with_database(db.clone());
+        .with_database(db.clone())
+        .with_metrics(conductor.metrics().clone());
     // OpenKeel's ordered queues too: the casts about one cluster from openkeel-api.
     let server = oslo::server::RpcServer::start_with(
         settings,
@@ -218,6 +266,8 @@ pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, S
     );
     Ok(RunningConductor {
         db,
+        metrics_addr: metrics.as_ref().map(|m| m.addr),
+        metrics,
         server,
         stop_loops,
         loops,

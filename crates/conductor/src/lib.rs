@@ -28,6 +28,7 @@ pub mod certs_x509;
 mod handlers;
 pub mod heartbeat;
 mod indirection;
+pub mod metrics;
 pub mod notify;
 pub mod ownership;
 pub mod periodic;
@@ -104,6 +105,8 @@ pub struct Conductor {
     in_progress_since: Mutex<HashMap<String, (ClusterStatus, NaiveDateTime)>>,
     /// One lock per cluster: this conductor runs the operations on one cluster one at a time.
     cluster_locks: Mutex<HashMap<String, std::sync::Weak<tokio::sync::Mutex<()>>>>,
+    /// The Prometheus metrics of this conductor ([`metrics`]).
+    metrics: Arc<metrics::ConductorMetrics>,
 }
 
 impl std::fmt::Debug for Conductor {
@@ -131,7 +134,13 @@ impl Conductor {
             settings,
             in_progress_since: Mutex::new(HashMap::new()),
             cluster_locks: Mutex::new(HashMap::new()),
+            metrics: Arc::default(),
         }
+    }
+
+    /// This conductor's Prometheus metrics.
+    pub fn metrics(&self) -> &Arc<metrics::ConductorMetrics> {
+        &self.metrics
     }
 
     /// Wait for the lock of cluster `uuid`, held until [`ClusterLock::release`]. Magnum runs
@@ -209,32 +218,40 @@ impl Conductor {
         }
     }
 
-    /// Run one driver call within [`ConductorSettings::driver_call_timeout`]: a driver that
-    /// hangs (an unreachable API server, a cloud that never answers) gives a transient
-    /// [`DriverError`] instead of holding the cluster's operation lock.
+    /// Run one driver call (`method` of the driver named `driver`) within
+    /// [`ConductorSettings::driver_call_timeout`]: a driver that hangs (an unreachable API
+    /// server, a cloud that never answers) gives a transient [`DriverError`] instead of
+    /// holding the cluster's operation lock. Every driver call goes through here, so this is
+    /// where driver calls are counted and timed ([`metrics`]).
     pub(crate) async fn bounded<T>(
         &self,
+        driver: &str,
         method: &str,
         call: impl std::future::Future<Output = DriverResult<T>>,
     ) -> DriverResult<T> {
-        self.bounded_by(method, self.settings.driver_call_timeout, call)
+        self.bounded_by(driver, method, self.settings.driver_call_timeout, call)
             .await
     }
 
     /// [`Conductor::bounded`] with another limit.
     pub(crate) async fn bounded_by<T>(
         &self,
+        driver: &str,
         method: &str,
         limit: Duration,
         call: impl std::future::Future<Output = DriverResult<T>>,
     ) -> DriverResult<T> {
-        match tokio::time::timeout(limit, call).await {
-            Ok(r) => r,
+        let started = std::time::Instant::now();
+        let (result, timed_out) = match tokio::time::timeout(limit, call).await {
+            Ok(r) => (r, false),
             Err(_) => {
-                tracing::warn!(method, ?limit, "driver call timed out");
-                Err(DriverError::timed_out(method, limit))
+                tracing::warn!(driver, method, ?limit, "driver call timed out");
+                (Err(DriverError::timed_out(method, limit)), true)
             }
-        }
+        };
+        self.metrics
+            .driver_call(driver, method, &result, timed_out, started.elapsed());
+        result
     }
 
     /// This conductor's lock of cluster `uuid` if no operation holds it now (the status sync

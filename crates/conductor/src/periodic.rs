@@ -198,6 +198,16 @@ impl Conductor {
     /// written, `*_COMPLETE` / `*_FAILED` are notified, `DELETE_COMPLETE` clusters are removed
     /// with their nodegroups (and certificates), and overdue operations are failed.
     pub async fn sync_cluster_status(self: &Arc<Self>) -> SyncReport {
+        let started = std::time::Instant::now();
+        let report = self.sync_cluster_status_sweep().await;
+        self.metrics
+            .status_sync_duration
+            .observe(&[], started.elapsed().as_secs_f64());
+        report
+    }
+
+    /// [`Conductor::sync_cluster_status`] without the timing.
+    async fn sync_cluster_status_sweep(self: &Arc<Self>) -> SyncReport {
         let scope = Scope::admin_all_tenants();
         let clusters = match cluster_db::list(
             &self.db,
@@ -393,7 +403,10 @@ impl Conductor {
                 };
                 tracing::debug!(cluster = %uuid, driver = driver.name(), "update_cluster_status");
                 let call = driver.update_cluster_status(&dctx, &cluster);
-                match self.bounded("update_cluster_status", call).await {
+                match self
+                    .bounded(driver.name(), "update_cluster_status", call)
+                    .await
+                {
                     Ok(r) => r,
                     Err(e) if e.is_transient() => {
                         tracing::warn!(cluster = %uuid, driver = driver.name(), error = %e, "driver update_cluster_status failed; retried on the next tick");
@@ -617,6 +630,7 @@ impl Conductor {
         };
         let report = self
             .bounded(
+                driver.name(),
                 "poll_health_status",
                 driver.poll_health_status(&dctx, &cluster),
             )

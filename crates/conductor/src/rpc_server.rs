@@ -27,11 +27,22 @@ use std::sync::Arc;
 pub struct ConductorDispatcher {
     handlers: Arc<dyn ConductorApi>,
     db: Option<Database>,
+    metrics: Option<Arc<crate::metrics::ConductorMetrics>>,
 }
 
 impl ConductorDispatcher {
     pub fn new(handlers: Arc<dyn ConductorApi>) -> Self {
-        ConductorDispatcher { handlers, db: None }
+        ConductorDispatcher {
+            handlers,
+            db: None,
+            metrics: None,
+        }
+    }
+
+    /// Count every message handled in `metrics` (by method and outcome).
+    pub fn with_metrics(mut self, metrics: Arc<crate::metrics::ConductorMetrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Also serve object indirection's read paths from `db`.
@@ -211,6 +222,22 @@ impl Dispatcher for ConductorDispatcher {
     }
 
     async fn dispatch(
+        &self,
+        ctx: RequestContext,
+        method: &str,
+        args: Args,
+    ) -> Result<Value, RemoteFailure> {
+        let result = self.dispatch_uncounted(ctx, method, args).await;
+        if let Some(m) = &self.metrics {
+            m.rpc_message(method, result.as_ref().err().map(|f| f.class.as_str()));
+        }
+        result
+    }
+}
+
+impl ConductorDispatcher {
+    /// [`Dispatcher::dispatch`] before it is counted in the metrics.
+    async fn dispatch_uncounted(
         &self,
         ctx: RequestContext,
         method: &str,

@@ -507,6 +507,24 @@ pub async fn stats(db: &Database, project_id: Option<&str>) -> Result<Stats, DbE
     Ok(Stats { clusters, nodes })
 }
 
+/// The number of clusters of each status, in every project (`NULL`: a row without status):
+/// one `GROUP BY` statement, for the conductor's metrics.
+pub async fn count_by_status(db: &Database) -> Result<Vec<(Option<String>, i64)>, DbError> {
+    let mut c = db.acquire().await?;
+    let mut conn = c.conn();
+    let status = q("status");
+    let sql = format!(
+        "SELECT {status}, COUNT(*) FROM {} GROUP BY {status}",
+        q("cluster")
+    );
+    let rows = conn.fetch_all(&sql, &[]).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        out.push((r.opt_string_at(0)?, r.opt_i64_at(1)?.unwrap_or(0)));
+    }
+    Ok(out)
+}
+
 /// `create_cluster`: generates a uuid when none is given, fills Magnum's ORM defaults
 /// (`floating_ip_enabled` true, `master_lb_enabled` false, `created_at` now) and returns the
 /// stored row. A duplicate uuid → `ClusterAlreadyExists`.

@@ -963,3 +963,36 @@ async fn read_page_streams_the_page_with_summaries_and_template_labels() {
         cluster::create(db, &cl("after", "p1")).await.unwrap();
     });
 }
+
+#[tokio::test]
+async fn clusters_are_counted_by_status_in_every_project() {
+    on_every_backend!(|db, _backend| {
+        assert!(cluster::count_by_status(db).await.unwrap().is_empty());
+        for (name, project, status) in [
+            ("a", "p1", Some(ClusterStatus::CreateComplete)),
+            ("b", "p2", Some(ClusterStatus::CreateComplete)),
+            ("c", "p1", Some(ClusterStatus::UpdateInProgress)),
+            ("d", "p3", None),
+        ] {
+            cluster::create(
+                db,
+                &Cluster {
+                    status,
+                    ..cl(name, project)
+                },
+            )
+            .await
+            .unwrap();
+        }
+        let mut counts = cluster::count_by_status(db).await.unwrap();
+        counts.sort();
+        assert_eq!(
+            counts,
+            vec![
+                (None, 1),
+                (Some("CREATE_COMPLETE".to_string()), 2),
+                (Some("UPDATE_IN_PROGRESS".to_string()), 1),
+            ]
+        );
+    });
+}

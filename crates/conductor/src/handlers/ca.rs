@@ -94,6 +94,7 @@ impl Conductor {
             };
             match self
                 .bounded(
+                    driver.name(),
                     "rotate_ca_certificate",
                     driver.rotate_ca_certificate(&dctx, &mut candidate),
                 )
@@ -167,7 +168,11 @@ impl Conductor {
             nodegroups: &ngs,
         };
         let writes = self
-            .bounded("rotate_credential", driver.rotate_credential(&dctx, &mut c))
+            .bounded(
+                driver.name(),
+                "rotate_credential",
+                driver.rotate_credential(&dctx, &mut c),
+            )
             .await?;
         crate::save::apply_writes(&self.db, c.uuid.as_deref().unwrap_or_default(), &writes).await?;
         Ok(())

@@ -140,7 +140,7 @@ impl Conductor {
                 nodegroups: &ngs,
             };
             let before = c.data.clone();
-            let res = self.bounded("create_cluster", driver.create_cluster(&dctx, &mut c.data, create_timeout)).await;
+            let res = self.bounded(driver.name(), "create_cluster", driver.create_cluster(&dctx, &mut c.data, create_timeout)).await;
             touch_cluster_diff(&mut c, &before);
             let writes = res?;
             apply_writes(&self.db, c.data.uuid.as_deref().unwrap_or_default(), &writes).await?;
@@ -238,6 +238,7 @@ impl Conductor {
             let before = c.data.clone();
             let res = self
                 .bounded(
+                    driver.name(),
                     "update_cluster",
                     driver.update_cluster(&dctx, &mut c.data, manager.as_deref(), rollback),
                 )
@@ -304,6 +305,7 @@ impl Conductor {
             let before = c.data.clone();
             let res = self
                 .bounded_by(
+                    driver.name(),
                     "delete_cluster",
                     self.settings.driver_call_timeout + self.settings.pre_delete_timeout,
                     driver.delete_cluster(&dctx, &mut c.data),
@@ -381,6 +383,7 @@ impl Conductor {
             let (before_c, before_ng) = (c.data.clone(), ng.data.clone());
             let res = self
                 .bounded(
+                    driver.name(),
                     "resize_cluster",
                     driver.resize_cluster(
                         &dctx,
@@ -490,6 +493,7 @@ impl Conductor {
             let (before_c, before_ng) = (c.data.clone(), ng.data.clone());
             let res = self
                 .bounded(
+                    driver.name(),
                     "upgrade_cluster",
                     driver.upgrade_cluster(
                         &dctx,

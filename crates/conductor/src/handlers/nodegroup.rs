@@ -124,6 +124,7 @@ impl Conductor {
             let res = match op {
                 NgOp::Create => {
                     self.bounded(
+                        driver.name(),
                         "create_nodegroup",
                         driver.create_nodegroup(&dctx, &mut c.data, &mut ng.data),
                     )
@@ -131,6 +132,7 @@ impl Conductor {
                 }
                 NgOp::Update => {
                     self.bounded(
+                        driver.name(),
                         "update_nodegroup",
                         driver.update_nodegroup(&dctx, &mut c.data, &mut ng.data),
                     )
@@ -138,6 +140,7 @@ impl Conductor {
                 }
                 NgOp::Delete => {
                     self.bounded(
+                        driver.name(),
                         "delete_nodegroup",
                         driver.delete_nodegroup(&dctx, &mut c.data, &mut ng.data),
                     )

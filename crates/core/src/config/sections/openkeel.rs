@@ -89,5 +89,18 @@ config_section! {
         /// Connections one openkeel-api process serves at once; further connections wait in
         /// the listen backlog until one closes.
         api_max_connections: i64 = integer(1024).min(1).max(65_536);
+
+        /// Where openkeel-api serves its Prometheus metrics (`GET /metrics`, plain HTTP,
+        /// no authentication), as `address:port` (`127.0.0.1:9611`, `[::1]:9611`). Unset:
+        /// no metrics listener. The all-in-one `openkeel` serves the API's and the
+        /// conductor's metrics together here (or on conductor_metrics_listen when this is
+        /// unset). See docs/operating.md.
+        api_metrics_listen: Option<String> = string_unset();
+
+        /// Where openkeel-conductor serves its Prometheus metrics (`GET /metrics`, plain
+        /// HTTP, no authentication), as `address:port`. Distinct from api_metrics_listen
+        /// because both services usually read the same magnum.conf. Unset: no metrics
+        /// listener.
+        conductor_metrics_listen: Option<String> = string_unset();
     }
 }
