@@ -83,13 +83,16 @@ pub async fn serve(
         .fallback(scrape)
         .with_state(Arc::new(all));
     let (tx, rx) = oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await
-    });
+    // The API's HTTP server and its default limits: a scraper that stalls is disconnected.
+    let handle = tokio::spawn(crate::http_server::serve(
+        listener,
+        app,
+        crate::http_server::HttpLimits::default(),
+        async move {
+            let _ = rx.await;
+        },
+        std::time::Duration::from_secs(5),
+    ));
     tracing::info!(addr = %bound, what, "metrics listening on /metrics");
     Ok(MetricsServer {
         addr: bound,
