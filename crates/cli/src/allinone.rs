@@ -431,15 +431,15 @@ pub fn policy(
 
 /// `[keystone_authtoken]` as the token validator's settings (keystonemiddleware's options and
 /// its password plugin's).
-pub fn authtoken_settings(config: &Config) -> openkeel_cloud::authtoken::AuthTokenSettings {
+pub fn authtoken_settings(config: &Config) -> openkeel_auth::authtoken::AuthTokenSettings {
     let k = &config.keystone_authtoken;
-    openkeel_cloud::authtoken::AuthTokenSettings {
+    openkeel_auth::authtoken::AuthTokenSettings {
         www_authenticate_uri: k.www_authenticate_uri.clone(),
         interface: k.interface.clone(),
         region_name: k.region_name.clone(),
         include_service_catalog: k.include_service_catalog,
         token_cache_time: k.token_cache_time,
-        cache_size: openkeel_cloud::authtoken::DEFAULT_CACHE_SIZE,
+        cache_size: openkeel_auth::authtoken::DEFAULT_CACHE_SIZE,
         service_token_roles: k.service_token_roles.clone(),
         service_token_roles_required: k.service_token_roles_required,
         enforce_token_bind: k.enforce_token_bind.clone(),
@@ -496,7 +496,7 @@ pub fn auth_mode(config: &Config) -> Result<openkeel_api::request::AuthMode, Sta
             if k.memcached_servers.as_ref().is_some_and(|m| !m.is_empty()) {
                 tracing::warn!("[keystone_authtoken] memcached_servers is set: OpenKeel caches validated tokens in process (token_cache_time) and does not use memcached");
             }
-            let validator = openkeel_cloud::authtoken::AuthToken::new(authtoken_settings(config))
+            let validator = openkeel_auth::authtoken::AuthToken::new(authtoken_settings(config))
                 .map_err(StartError::Unsupported)?;
             Ok(openkeel_api::request::AuthMode::Keystone(Arc::new(
                 validator,

@@ -40,7 +40,7 @@ async fn race(addr: SocketAddr) {
         addr,
         "/v1/quotas",
         serde_json::json!({
-            "project_id": openkeel_api::request::NOAUTH_PROJECT_ID,
+            "project_id": openkeel_auth::noauth::NOAUTH_PROJECT_ID,
             "resource": "Cluster", "hard_limit": LIMIT,
         }),
     )
