@@ -966,6 +966,44 @@ mod tests {
         assert!(driver_registry(&bad, None).is_err());
     }
 
+    /// The API's options come from the configuration: `[oslo_middleware]
+    /// enable_proxy_headers_parsing` (oslo.middleware's default False) and `[openkeel]
+    /// list_concurrency` (0: the cores, at least 2).
+    #[tokio::test]
+    async fn the_api_state_takes_its_options_from_the_configuration() {
+        let db = Database::in_memory().await.unwrap();
+        let state = |text: &str| {
+            let c = config(&format!("[openkeel]\nsimulated_cloud = true\n{text}"));
+            let drivers = driver_registry(&c, None).unwrap();
+            let conductor = Arc::new(openkeel_conductor::Conductor::new(
+                db.clone(),
+                drivers.clone(),
+                Arc::new(openkeel_conductor::notify::LogNotifier),
+                openkeel_conductor::ConductorSettings::default(),
+            ));
+            let enforcer =
+                openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions::default()).unwrap();
+            api_state(
+                &c,
+                &db,
+                enforcer,
+                openkeel_api::request::AuthMode::NoAuth,
+                conductor,
+                drivers,
+            )
+            .unwrap()
+        };
+        let defaults = state("");
+        assert!(!defaults.enable_proxy_headers_parsing);
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        assert_eq!(defaults.list_permits.available_permits(), cores.max(2));
+
+        let set =
+            state("list_concurrency = 3\n[oslo_middleware]\nenable_proxy_headers_parsing = true\n");
+        assert!(set.enable_proxy_headers_parsing);
+        assert_eq!(set.list_permits.available_permits(), 3);
+    }
+
     #[test]
     fn the_registry_ends_with_the_simulator() {
         let dir = tempfile::tempdir().unwrap();
