@@ -340,18 +340,18 @@ impl Refusal {
 /// otherwise the client's identity headers are removed, the tokens validated and the
 /// identity headers of the token set. Returns the token body.
 async fn keystone_auth(
-    auth: &openkeel_cloud::authtoken::AuthToken,
+    auth: &openkeel_auth::authtoken::AuthToken,
     method: &Method,
     path: &str,
     headers: &mut HeaderMap,
 ) -> Result<Option<Arc<serde_json::Value>>, Refusal> {
-    if openkeel_cloud::authtoken::is_public_path(path) {
+    if openkeel_auth::authtoken::is_public_path(path) {
         return Ok(None);
     }
     // The request's few headers against the list, not the ~30 names against the map.
     let forged: Vec<http::HeaderName> = headers
         .keys()
-        .filter(|k| openkeel_cloud::authtoken::AUTH_HEADERS.contains(&k.as_str()))
+        .filter(|k| openkeel_auth::authtoken::AUTH_HEADERS.contains(&k.as_str()))
         .cloned()
         .collect();
     for h in forged {
@@ -371,10 +371,10 @@ async fn keystone_auth(
             }
             Ok(Some(identity.token_info.clone()))
         }
-        Err(openkeel_cloud::authtoken::AuthFailure::Unauthorized) => {
+        Err(openkeel_auth::authtoken::AuthFailure::Unauthorized) => {
             Err(Refusal::Unauthorized(auth.www_authenticate()))
         }
-        Err(openkeel_cloud::authtoken::AuthFailure::Unavailable(detail)) => {
+        Err(openkeel_auth::authtoken::AuthFailure::Unavailable(detail)) => {
             tracing::error!(%detail, "Unable to validate token");
             Err(Refusal::Unavailable)
         }

@@ -4,6 +4,7 @@
 use crate::error::ApiError;
 use crate::{ApiState, RequestInfo};
 use axum::body::Body;
+use openkeel_auth::noauth;
 use openkeel_core::context::{HeaderLookup, RequestContext};
 use openkeel_core::error::{ErrorKind, MagnumError};
 use serde_json::Value;
@@ -35,23 +36,15 @@ fn policy_credentials(state: &ApiState, ctx: &RequestContext) -> Value {
 /// How the caller's identity is established.
 #[derive(Debug, Clone, Default)]
 pub enum AuthMode {
-    /// Magnum's paste pipeline without `authtoken`: identity headers trusted verbatim. When a
-    /// request carries none of `X-User-Id`, `X-Project-Id`, `X-Roles`, the documented
-    /// dev-mode identity applies (admin of a default project), so the CLI works at once.
+    /// Magnum's paste pipeline without `authtoken`: identity headers trusted verbatim, the
+    /// dev-mode identity when there are none ([`openkeel_auth::noauth`]).
     #[default]
     NoAuth,
     /// keystonemiddleware-equivalent token validation: `dispatch` removes the client's
     /// identity headers, validates `X-Auth-Token` (and `X-Service-Token`) and sets the
     /// identity headers of the token before the handler runs; the context reads them.
-    Keystone(Arc<openkeel_cloud::authtoken::AuthToken>),
+    Keystone(Arc<openkeel_auth::authtoken::AuthToken>),
 }
-
-/// The dev-mode identity of the embedded default (noauth, no identity headers).
-pub const NOAUTH_USER_ID: &str = "noauth-admin";
-pub const NOAUTH_USER_NAME: &str = "admin";
-pub const NOAUTH_PROJECT_ID: &str = "noauth-project";
-pub const NOAUTH_PROJECT_NAME: &str = "admin";
-pub const NOAUTH_ROLES: &str = "admin,member,reader";
 
 struct Headers<'a>(&'a http::HeaderMap);
 
@@ -61,32 +54,14 @@ impl HeaderLookup for Headers<'_> {
     }
 }
 
-struct WithDefaults<'a>(&'a http::HeaderMap);
-
-impl HeaderLookup for WithDefaults<'_> {
-    fn header(&self, name: &str) -> Option<&str> {
-        let given = self.0.get(name).and_then(|v| v.to_str().ok());
-        given.or(match name.to_ascii_lowercase().as_str() {
-            "x-user-id" => Some(NOAUTH_USER_ID),
-            "x-user-name" => Some(NOAUTH_USER_NAME),
-            "x-project-id" => Some(NOAUTH_PROJECT_ID),
-            "x-project-name" => Some(NOAUTH_PROJECT_NAME),
-            "x-roles" => Some(NOAUTH_ROLES),
-            _ => None,
-        })
-    }
-}
-
 /// Build the request context as Magnum's `ContextHook.before`, then compute `is_admin` with
 /// the `context_is_admin` rule.
 pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
     let h = &req.headers;
-    let has_identity = ["x-user-id", "x-project-id", "x-roles"]
-        .iter()
-        .any(|n| h.contains_key(*n));
+    let has_identity = noauth::has_identity(|n| h.contains_key(n));
     let mut ctx = match state.auth {
         AuthMode::NoAuth if !has_identity => RequestContext::from_headers(
-            &WithDefaults(h),
+            &noauth::WithDefaults(Headers(h)),
             req.request_id.clone(),
             state.auth_url.clone(),
         ),

@@ -5,12 +5,11 @@
 //! policy. Expected bodies and messages are what the real magnum-api 23.0.0 answers.
 
 #[macro_use]
-#[path = "clusters_support/mod.rs"]
-mod support;
+mod common;
 
+use common::*;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::ClusterStatus;
-use support::*;
 
 on_both!(
     list_and_detail_per_microversion,
@@ -52,7 +51,7 @@ async fn list_and_detail_per_microversion(api: Api) {
         ("1.13", "cluster_id"),
         ("1.14", "cluster_id"),
     ] {
-        let r = api.get("/v1/clusters", v).await;
+        let r = api.get_at("/v1/clusters", v).await;
         assert_eq!(r.status, 200);
         assert_eq!(
             r.header("openstack-api-version"),
@@ -64,18 +63,18 @@ async fn list_and_detail_per_microversion(api: Api) {
             format!(r#"{{"clusters": [{}]}}"#, summary_body(key))
         );
 
-        let r = api.get("/v1/clusters/detail", v).await;
+        let r = api.get_at("/v1/clusters/detail", v).await;
         assert_eq!(r.status, 200);
         assert_eq!(
             r.body,
             format!(r#"{{"clusters": [{}]}}"#, full_body(key, ""))
         );
 
-        let r = api.get(&format!("/v1/clusters/{C_UUID}"), v).await;
+        let r = api.get_at(&format!("/v1/clusters/{C_UUID}"), v).await;
         assert_eq!((r.status, r.body.clone()), (200, full_body(key, "")));
     }
     // Without a version header: 1.1. The unprefixed path is the same route.
-    let r = call_app(&api.app, Who::Admin, "GET", "/clusters", None, None).await;
+    let r = call_app(&api.app, Who::ProjectAdmin, "GET", "/clusters", None, None).await;
     assert_eq!(
         r.header("openstack-api-version"),
         Some("container-infrastructure-management 1.1")
@@ -113,7 +112,7 @@ async fn list_pagination_and_errors(api: Api) {
     )
     .await;
 
-    let r = api.get("/v1/clusters?limit=1", "1.14").await;
+    let r = api.get_at("/v1/clusters?limit=1", "1.14").await;
     let j = r.json();
     assert_eq!(j["clusters"].as_array().unwrap().len(), 1);
     assert_eq!(j["clusters"][0]["uuid"], C_UUID);
@@ -122,13 +121,13 @@ async fn list_pagination_and_errors(api: Api) {
         format!("http://{HOST}/v1/clusters?sort_key=id&sort_dir=asc&limit=1&marker={C_UUID}")
     );
     let r = api
-        .get(&format!("/v1/clusters?limit=1&marker={C_UUID}"), "1.14")
+        .get_at(&format!("/v1/clusters?limit=1&marker={C_UUID}"), "1.14")
         .await;
     let j = r.json();
     assert_eq!(j["clusters"][0]["uuid"], second);
     assert_eq!(j["clusters"][0]["node_count"], 0);
     let r = api
-        .get(
+        .get_at(
             "/v1/clusters/detail?sort_key=name&sort_dir=desc&limit=1",
             "1.14",
         )
@@ -143,7 +142,7 @@ async fn list_pagination_and_errors(api: Api) {
     );
     // A page that is not full has no `next`.
     assert!(api
-        .get("/v1/clusters?limit=5", "1.14")
+        .get_at("/v1/clusters?limit=5", "1.14")
         .await
         .json()
         .get("next")
@@ -159,7 +158,7 @@ async fn list_pagination_and_errors(api: Api) {
         ("sort_dir=x", 400, "Invalid sort direction: x. Acceptable values are 'asc' or 'desc'".into()),
         ("foo=1", 400, "Unknown argument: \"foo\"".into()),
     ] {
-        let r = api.get(&format!("/v1/clusters?{q}"), "1.14").await;
+        let r = api.get_at(&format!("/v1/clusters?{q}"), "1.14").await;
         assert_eq!(r.err(), (status, detail), "{q}");
         assert_eq!(
             r.header("openstack-api-version"),
@@ -171,11 +170,11 @@ async fn list_pagination_and_errors(api: Api) {
 async fn show_lookup_and_scoping(api: Api) {
     seed(&api.db).await;
     // By name.
-    let r = api.get("/v1/clusters/k8s-prod", "1.14").await;
+    let r = api.get_at("/v1/clusters/k8s-prod", "1.14").await;
     assert_eq!(r.json()["uuid"], C_UUID);
     // Unknown.
     assert_eq!(
-        api.get("/v1/clusters/nope", "1.14").await.err(),
+        api.get_at("/v1/clusters/nope", "1.14").await.err(),
         (404, "Cluster nope could not be found.".into())
     );
     // A member of the project sees it; a member of another project does not.
@@ -217,7 +216,7 @@ async fn show_lookup_and_scoping(api: Api) {
     )
     .await;
     assert_eq!(
-        api.get("/v1/clusters/k8s-prod", "1.14").await.err(),
+        api.get_at("/v1/clusters/k8s-prod", "1.14").await.err(),
         (
             409,
             "Multiple clusters exist with same name. Please use the cluster uuid instead.".into()
@@ -262,7 +261,7 @@ async fn show_faults_and_invisible_template(api: Api) {
     )
     .await
     .unwrap();
-    let r = api.get(&format!("/v1/clusters/{C_UUID}"), "1.14").await;
+    let r = api.get_at(&format!("/v1/clusters/{C_UUID}"), "1.14").await;
     let j = r.json();
     assert_eq!(j["status"], "CREATE_FAILED");
     assert_eq!(j["faults"], serde_json::json!({"default-worker": "boom"}));
@@ -271,7 +270,7 @@ async fn show_faults_and_invisible_template(api: Api) {
     assert_eq!(keys[i - 1], "master_addresses");
     assert_eq!(keys[i + 1], "fixed_network");
     // The detail list never shows faults.
-    let r = api.get("/v1/clusters/detail", "1.14").await;
+    let r = api.get_at("/v1/clusters/detail", "1.14").await;
     assert!(r.json()["clusters"][0].get("faults").is_none());
 
     // A cluster of another project's template that is private: 404 on the template, for the
@@ -303,7 +302,7 @@ async fn show_faults_and_invisible_template(api: Api) {
     );
     // The literal detail of `/{id}/detail`, and the marker typing of a name there.
     assert_eq!(
-        api.get(&format!("/v1/clusters/{C_UUID}/detail"), "1.14")
+        api.get_at(&format!("/v1/clusters/{C_UUID}/detail"), "1.14")
             .await
             .err(),
         (
@@ -312,7 +311,7 @@ async fn show_faults_and_invisible_template(api: Api) {
         )
     );
     assert_eq!(
-        api.get("/v1/clusters/k8s-prod/detail", "1.14").await.err(),
+        api.get_at("/v1/clusters/k8s-prod/detail", "1.14").await.err(),
         (400, "Invalid input for field/attribute marker. Value: 'k8s-prod'. unable to convert to uuid. Error: Expected a uuid but received k8s-prod.".into())
     );
 }
@@ -325,7 +324,7 @@ async fn create_sends_the_object_magnum_sends(api: Api) {
     add_template(&api.db, &template(T_UUID, "k8s", "admin-project")).await;
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             "/v1/clusters",
             Some(r#"{"cluster_template_id": "k8s", "name": "k8s-prod", "node_count": 3, "labels": {"auto_scaling_enabled": "true", "n": 1, "t": true}, "merge_labels": true, "discovery_url": "http://d"}"#),
@@ -408,7 +407,7 @@ async fn create_sends_the_object_magnum_sends(api: Api) {
     // A body `uuid` is accepted and ignored; `status` reaches the conductor.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             "/v1/clusters",
             Some(&format!(r#"{{"cluster_template_id": "{T_UUID}", "uuid": "{C_UUID}", "status": "CREATE_COMPLETE", "master_count": 3, "create_timeout": 5}}"#)),
@@ -440,7 +439,7 @@ async fn create_defaults_from_the_template(api: Api) {
     // floating_ip_enabled takes the object default (true), master_lb_enabled false.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             "/v1/clusters",
             Some(r#"{"cluster_template_id": "k8s", "labels": {"a": "b"}, "flavor_id": "m1.large", "keypair": null, "floating_ip_enabled": null, "master_lb_enabled": false, "fixed_network": "private"}"#),
@@ -462,7 +461,7 @@ async fn create_defaults_from_the_template(api: Api) {
     // Empty labels take the template's.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             "/v1/clusters",
             Some(r#"{"cluster_template_id": "k8s", "labels": {}}"#),
@@ -485,7 +484,7 @@ async fn create_version_gates(api: Api) {
     let post = |v: &'static str, body: &'static str| {
         let api = &api;
         async move {
-            api.call(Who::Admin, "POST", "/v1/clusters", Some(body), v)
+            api.call(Who::ProjectAdmin, "POST", "/v1/clusters", Some(body), v)
                 .await
         }
     };
@@ -568,14 +567,14 @@ async fn create_validation_errors(api: Api) {
         (r#"{"cluster_template_id": "nolb", "master_count": 3, "flavor_id": "m1.small"}"#, 400, "master_count must be 1 when master_lb_enabled is False"),
         (r#"{"cluster_template_id": "k8s", "health_status": "BAD"}"#, 400, "Invalid input for field/attribute health_status. Value: 'BAD'. Value should be one of: UNKNOWN, HEALTHY, UNHEALTHY"),
     ] {
-        let r = api.call(Who::Admin, "POST", "/v1/clusters", Some(body), "1.14").await;
+        let r = api.call(Who::ProjectAdmin, "POST", "/v1/clusters", Some(body), "1.14").await;
         assert_eq!(r.err(), (status, detail.to_string()), "{body}");
     }
     assert!(api.conductor.take().is_empty());
     // Body plumbing.
     let r = call_app(
         &api.app,
-        Who::Admin,
+        Who::ProjectAdmin,
         "POST",
         "/v1/clusters",
         None,
@@ -592,7 +591,7 @@ async fn create_quota_and_policy(api: Api) {
     let body = r#"{"cluster_template_id": "k8s"}"#;
     let r = call_app(
         &app,
-        Who::Admin,
+        Who::ProjectAdmin,
         "POST",
         "/v1/clusters",
         Some(body),
@@ -617,7 +616,7 @@ async fn create_quota_and_policy(api: Api) {
     .unwrap();
     let r = call_app(
         &app,
-        Who::Admin,
+        Who::ProjectAdmin,
         "POST",
         "/v1/clusters",
         Some(body),
@@ -678,7 +677,7 @@ async fn patch_sends_cluster_update(api: Api) {
     let path = "/v1/clusters/k8s-prod";
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             path,
             Some(r#"[{"op": "replace", "path": "/node_count", "value": 5}]"#),
@@ -711,7 +710,7 @@ async fn patch_sends_cluster_update(api: Api) {
     // rollback from the query.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             &format!("{path}?rollback=True"),
             Some(r#"[{"op": "replace", "path": "/health_status", "value": "HEALTHY"}, {"op": "replace", "path": "/health_status_reason", "value": "{'api': 'ok'}"}]"#),
@@ -738,7 +737,7 @@ async fn patch_sends_cluster_update(api: Api) {
     // A value added into the stored dict is coerced to a string, as oslo's CoercedDict does.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             path,
             Some(r#"[{"op": "add", "path": "/health_status_reason/n", "value": 7}]"#),
@@ -759,7 +758,7 @@ async fn patch_sends_cluster_update(api: Api) {
     // `remove /node_count` resizes to the declared default (1).
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             path,
             Some(r#"[{"op": "remove", "path": "/node_count"}]"#),
@@ -797,13 +796,19 @@ async fn patch_dialect_errors(api: Api) {
         (r#"[{"op": "test", "path": "/x"}]"#, 400, "Invalid input for field/attribute op. Value: 'test'. Value should be one of: remove, replace, add"),
         (r#"[{"op": "replace", "path": "/node_count"}]"#, 400, "'add' and 'replace' operations needs value"),
     ] {
-        let r = api.call(Who::Admin, "PATCH", path, Some(body), "1.14").await;
+        let r = api.call(Who::ProjectAdmin, "PATCH", path, Some(body), "1.14").await;
         assert_eq!(r.err(), (status, detail.to_string()), "{body}");
     }
     assert_eq!(
-        api.call(Who::Admin, "PATCH", "/v1/clusters/nope", Some("[]"), "1.14")
-            .await
-            .err(),
+        api.call(
+            Who::ProjectAdmin,
+            "PATCH",
+            "/v1/clusters/nope",
+            Some("[]"),
+            "1.14"
+        )
+        .await
+        .err(),
         (404, "Cluster nope could not be found.".into())
     );
     let r = api
@@ -830,7 +835,7 @@ async fn patch_version_gates(api: Api) {
     let path = "/v1/clusters/k8s-prod";
     let zero = r#"[{"op": "replace", "path": "/node_count", "value": 0}]"#;
     assert_eq!(
-        api.call(Who::Admin, "PATCH", path, Some(zero), "1.9")
+        api.call(Who::ProjectAdmin, "PATCH", path, Some(zero), "1.9")
             .await
             .err(),
         (
@@ -839,7 +844,7 @@ async fn patch_version_gates(api: Api) {
         )
     );
     let r = api
-        .call(Who::Admin, "PATCH", path, Some(zero), "1.10")
+        .call(Who::ProjectAdmin, "PATCH", path, Some(zero), "1.10")
         .await;
     assert_eq!(r.status, 202);
     assert!(matches!(
@@ -849,7 +854,7 @@ async fn patch_version_gates(api: Api) {
     // `rollback` exists from 1.3.
     assert_eq!(
         api.call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             &format!("{path}?rollback=1"),
             Some("[]"),
@@ -861,7 +866,7 @@ async fn patch_version_gates(api: Api) {
     );
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             &format!("{path}?rollback=1"),
             Some("[]"),
@@ -894,7 +899,13 @@ async fn delete_route(api: Api) {
         )
     );
     let r = api
-        .call(Who::Admin, "DELETE", "/v1/clusters/k8s-prod", None, "1.14")
+        .call(
+            Who::ProjectAdmin,
+            "DELETE",
+            "/v1/clusters/k8s-prod",
+            None,
+            "1.14",
+        )
         .await;
     assert_eq!(r.status, 204);
     assert_eq!(r.body, "");
@@ -933,7 +944,7 @@ async fn resize_action(api: Api) {
     // Below 1.7: no such handler (a routing 406 without version headers).
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             path,
             Some(r#"{"node_count": 2}"#),
@@ -945,7 +956,7 @@ async fn resize_action(api: Api) {
     // The default worker.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             path,
             Some(r#"{"node_count": 2, "nodes_to_remove": ["srv-1"]}"#),
@@ -1021,13 +1032,15 @@ async fn resize_action(api: Api) {
             "Unknown attribute for argument cluster_resize_req: foo".into(),
         ),
     ] {
-        let r = api.call(Who::Admin, "POST", path, Some(body), v).await;
+        let r = api
+            .call(Who::ProjectAdmin, "POST", path, Some(body), v)
+            .await;
         assert_eq!(r.err(), (status, detail), "{v} {body}");
     }
     // 0 nodes from 1.10.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             path,
             Some(r#"{"node_count": 0, "nodegroup": "default-worker"}"#),
@@ -1071,7 +1084,7 @@ async fn upgrade_action(api: Api) {
     let path = "/v1/clusters/k8s-prod/actions/upgrade";
     let body = r#"{"cluster_template": "k8s-next", "max_batch_size": 2}"#;
     assert_eq!(
-        api.call(Who::Admin, "POST", path, Some(body), "1.7")
+        api.call(Who::ProjectAdmin, "POST", path, Some(body), "1.7")
             .await
             .err(),
         (
@@ -1079,7 +1092,9 @@ async fn upgrade_action(api: Api) {
             "Cluster upgrade is not supported in the provided microversion.".into()
         )
     );
-    let r = api.call(Who::Admin, "POST", path, Some(body), "1.8").await;
+    let r = api
+        .call(Who::ProjectAdmin, "POST", path, Some(body), "1.8")
+        .await;
     assert_eq!(
         (r.status, r.body.clone()),
         (202, format!(r#"{{"uuid": "{C_UUID}"}}"#))
@@ -1101,7 +1116,7 @@ async fn upgrade_action(api: Api) {
     // A non-default nodegroup may only follow the cluster's own template.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             path,
             Some(r#"{"cluster_template": "k8s-next", "max_batch_size": 1, "nodegroup": "extra"}"#),
@@ -1117,7 +1132,9 @@ async fn upgrade_action(api: Api) {
         ErrorKind::NotSupported,
         "Upgrading a cluster when status is \"UPDATE_IN_PROGRESS\" is not supported.",
     ));
-    let r = api.call(Who::Admin, "POST", path, Some(body), "1.14").await;
+    let r = api
+        .call(Who::ProjectAdmin, "POST", path, Some(body), "1.14")
+        .await;
     assert_eq!(
         r.err(),
         (
@@ -1129,7 +1146,7 @@ async fn upgrade_action(api: Api) {
     api.conductor.take();
     assert_eq!(
         api.call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             path,
             Some(r#"{"cluster_template": "nope", "max_batch_size": 1}"#),
@@ -1140,7 +1157,7 @@ async fn upgrade_action(api: Api) {
         (404, "ClusterTemplate nope could not be found.".into())
     );
     assert_eq!(
-        api.call(Who::Admin, "POST", path, Some(r#"{"cluster_template": "k8s", "max_batch_size": 0}"#), "1.14").await.err(),
+        api.call(Who::ProjectAdmin, "POST", path, Some(r#"{"cluster_template": "k8s", "max_batch_size": 0}"#), "1.14").await.err(),
         (400, "Invalid input for field/attribute max_batch_size. Value: '0'. Value should be greater or equal to 1".into())
     );
     assert!(api.conductor.take().is_empty());
@@ -1149,12 +1166,12 @@ async fn upgrade_action(api: Api) {
 async fn routing_quirks(api: Api) {
     seed(&api.db).await;
     let r = api
-        .call(Who::Admin, "DELETE", "/v1/clusters", None, "1.14")
+        .call(Who::ProjectAdmin, "DELETE", "/v1/clusters", None, "1.14")
         .await;
     assert_eq!(r.err(), (400, "Missing argument: \"cluster_ident\"".into()));
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PUT",
             "/v1/clusters/k8s-prod",
             Some("{}"),
@@ -1165,7 +1182,7 @@ async fn routing_quirks(api: Api) {
     assert_eq!(r.header("allow"), Some("DELETE, GET, PATCH, POST"));
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             "/v1/clusters/k8s-prod",
             Some("{}"),
@@ -1180,12 +1197,18 @@ async fn routing_quirks(api: Api) {
         "/v1/clusters/k8s-prod/actions",
         "/v1/clusters/k8s-prod/actions/resize",
     ] {
-        let r = api.call(Who::Admin, "GET", path, None, "1.14").await;
+        let r = api.call(Who::ProjectAdmin, "GET", path, None, "1.14").await;
         assert_eq!(r.status, 405, "{path}");
         assert_eq!(r.header("allow"), Some(""));
     }
     let r = api
-        .call(Who::Admin, "GET", "/v1/clusters/k8s-prod/x", None, "1.14")
+        .call(
+            Who::ProjectAdmin,
+            "GET",
+            "/v1/clusters/k8s-prod/x",
+            None,
+            "1.14",
+        )
         .await;
     assert_eq!(r.status, 404);
 }
@@ -1210,7 +1233,7 @@ async fn bad_input_is_400_not_500(api: Api) {
         ("POST", "/v1/clusters", Some(r#"{"cluster_template_id": "k8s", "node_count": 99999999999}"#), "1.14", "Invalid input for field/attribute node_count. Value: '99999999999'. Value should be lower or equal to 2147483647"),
     ];
     for (m, path, body, v, detail) in cases {
-        let r = api.call(Who::Admin, m, path, body, v).await;
+        let r = api.call(Who::ProjectAdmin, m, path, body, v).await;
         assert_eq!(r.err(), (400, detail.to_string()), "{m} {path} {body:?}");
     }
     assert!(api.conductor.take().is_empty());

@@ -5,196 +5,13 @@
 //! with a federation row inserted into its database, since Magnum itself never stores one).
 //! Unlike Magnum, OpenKeel stores the federation it creates (`docs/differences.md`).
 
-use std::sync::Arc;
+#[macro_use]
+mod common;
 
-use async_trait::async_trait;
-use axum::body::Body;
-use http::Request;
-use http_body_util::BodyExt;
-use openkeel_api::ApiState;
-use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};
-use openkeel_core::context::RequestContext;
-use openkeel_core::error::{ErrorKind, MagnumError};
+use common::{Api, Resp, Who, LATEST};
 use openkeel_core::objects::{Cluster, Federation, FederationStatus};
 use openkeel_db::{Database, Scope};
 use serde_json::Value;
-use tower::ServiceExt;
-
-// ---------------------------------------------------------------------------------------
-// Harness (SQLite, and MariaDB when `OPENKEEL_TEST_MYSQL_URL` is set; Magnum's default policy)
-// ---------------------------------------------------------------------------------------
-
-/// Keystone as the reference rig's stubcloud answers it: every project exists except those
-/// named `nonexistent*`. Nothing else is asked by these routes.
-struct FakeCloud;
-
-#[async_trait]
-impl Cloud for FakeCloud {
-    async fn find_image(&self, _: &RequestContext, id: &str) -> Result<Image, MagnumError> {
-        Err(MagnumError::new(
-            ErrorKind::ImageNotFound,
-            &[("image_id", &id)],
-        ))
-    }
-    async fn list_flavors(&self, _: &RequestContext) -> Result<Vec<Flavor>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn keypair_exists(&self, _: &RequestContext, _: &str) -> Result<bool, MagnumError> {
-        Ok(false)
-    }
-    async fn list_external_networks(
-        &self,
-        _: &RequestContext,
-    ) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn list_networks(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn list_subnets(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn project_exists(&self, _: &RequestContext, p: &str) -> Result<bool, MagnumError> {
-        Ok(!p.starts_with("nonexistent"))
-    }
-}
-
-struct Api {
-    app: axum::Router,
-    db: Database,
-    _guard: Option<openkeel_tests::MysqlDatabase>,
-}
-
-async fn state_for(db: Database) -> ApiState {
-    openkeel_db::manage::upgrade(&db).await.expect("schema");
-    let enforcer = openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions {
-        policy_file: None,
-        policy_dirs: Vec::new(),
-        ..Default::default()
-    })
-    .expect("policy");
-    ApiState {
-        db: Some(db),
-        cloud: Some(Arc::new(FakeCloud)),
-        policy: Some(Arc::new(enforcer)),
-        ..Default::default()
-    }
-}
-
-async fn sqlite() -> Api {
-    let db = Database::in_memory().await.expect("sqlite");
-    let state = state_for(db.clone()).await;
-    Api {
-        app: openkeel_api::router(Arc::new(state)),
-        db,
-        _guard: None,
-    }
-}
-
-async fn mariadb() -> Option<Api> {
-    let guard = openkeel_tests::fresh_mysql_database().await?;
-    let db = Database::connect(guard.url()).await.expect("mariadb");
-    let state = state_for(db.clone()).await;
-    Some(Api {
-        app: openkeel_api::router(Arc::new(state)),
-        db,
-        _guard: Some(guard),
-    })
-}
-
-struct Resp {
-    status: u16,
-    headers: http::HeaderMap,
-    body: String,
-}
-
-impl Resp {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-
-    fn header(&self, n: &str) -> Option<&str> {
-        self.headers.get(n).and_then(|v| v.to_str().ok())
-    }
-
-    /// The `detail` of an error envelope.
-    fn detail(&self) -> String {
-        self.json()["errors"][0]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Status and error detail, for one-line assertions.
-    fn err(&self) -> (u16, String) {
-        (self.status, self.detail())
-    }
-}
-
-/// Who is calling.
-#[derive(Clone, Copy)]
-enum Who {
-    /// The noauth default identity (admin of `noauth-project`).
-    Admin,
-    /// A member of the named project (user `<project>-user`).
-    Member(&'static str),
-    /// A reader (no member role) of the named project.
-    Reader(&'static str),
-}
-
-impl Api {
-    async fn call(&self, who: Who, method: &str, path: &str, body: Option<&str>) -> Resp {
-        let mut b = Request::builder()
-            .method(method)
-            .uri(path)
-            .header("host", "magnum.example.com:9511")
-            .header("OpenStack-API-Version", "container-infra 1.14");
-        if let Who::Member(p) | Who::Reader(p) = who {
-            let roles = if matches!(who, Who::Member(_)) {
-                "member,reader"
-            } else {
-                "reader"
-            };
-            b = b
-                .header("X-User-Id", format!("{p}-user"))
-                .header("X-Project-Id", p)
-                .header("X-Roles", roles)
-                .header("X-Auth-Token", "t");
-        }
-        let req = match body {
-            Some(text) => b
-                .header("content-type", "application/json")
-                .body(Body::from(text.to_string())),
-            None => b.body(Body::empty()),
-        }
-        .unwrap();
-        let resp = self.app.clone().oneshot(req).await.unwrap();
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        Resp {
-            status,
-            headers,
-            body: String::from_utf8_lossy(&bytes).into_owned(),
-        }
-    }
-
-    async fn get(&self, who: Who, path: &str) -> Resp {
-        self.call(who, "GET", path, None).await
-    }
-}
-
-/// Run each scenario on SQLite, and on MariaDB when one is available.
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite_backend {
-            $( #[tokio::test] async fn $name() { super::$name(super::sqlite().await).await; } )*
-        }
-        mod mariadb_backend {
-            $( #[tokio::test] async fn $name() { if let Some(api) = super::mariadb().await { super::$name(api).await; } } )*
-        }
-    };
-}
 
 const HOST: &str = "http://magnum.example.com:9511";
 
@@ -229,7 +46,9 @@ async fn stored(db: &Database, uuid: &str) -> Federation {
 
 impl Api {
     async fn create_fed(&self, who: Who, body: &str) -> String {
-        let r = self.call(who, "POST", "/v1/federations", Some(body)).await;
+        let r = self
+            .call(who, "POST", "/v1/federations", Some(body), LATEST)
+            .await;
         assert_eq!(r.status, 202, "{}", r.body);
         r.json()["uuid"].as_str().unwrap().to_string()
     }
@@ -240,6 +59,7 @@ impl Api {
             "PATCH",
             &format!("/v1/federations/{ident}"),
             Some(body),
+            LATEST,
         )
         .await
     }
@@ -263,7 +83,7 @@ async fn federation_create_stores_a_complete_federation(api: Api) {
         r#"{{"name": "fed-eu", "hostcluster_id": "{host}", "member_ids": ["{host}"], "properties": {{"dns-zone": "example.com."}}, "uuid": "4221a353-8368-475f-b7de-3429d3f724b3", "status": "CREATE_FAILED"}}"#
     );
     let r = api
-        .call(Who::Admin, "POST", "/v1/federations", Some(&body))
+        .call(Who::Admin, "POST", "/v1/federations", Some(&body), LATEST)
         .await;
     assert_eq!(r.status, 202, "{}", r.body);
     let uuid = r.json()["uuid"].as_str().unwrap().to_string();
@@ -391,7 +211,7 @@ async fn federation_bodies_as_magnum(api: Api) {
 
 async fn federation_create_errors(api: Api) {
     cluster(&api.db, "noauth-project", "host1").await;
-    let post = |b: &'static str| api.call(Who::Admin, "POST", "/v1/federations", Some(b));
+    let post = |b: &'static str| api.call(Who::Admin, "POST", "/v1/federations", Some(b), LATEST);
     let cases: [(&str, u16, &str); 17] = [
         ("{}", 400, "No hostcluster specified. Please specify a hostcluster_id."),
         (r#"{"hostcluster_id": null}"#, 400, "No hostcluster specified. Please specify a hostcluster_id."),
@@ -563,7 +383,7 @@ async fn federation_delete(api: Api) {
         )
         .await;
     let r = api
-        .call(Who::Admin, "DELETE", "/v1/federations/fed1", None)
+        .call(Who::Admin, "DELETE", "/v1/federations/fed1", None, LATEST)
         .await;
     assert_eq!(r.status, 204, "{}", r.body);
     assert_eq!(r.body, "");
@@ -575,7 +395,7 @@ async fn federation_delete(api: Api) {
         (404, format!("Federation {fed} could not be found."))
     );
     assert_eq!(
-        api.call(Who::Admin, "DELETE", "/v1/federations/nope", None)
+        api.call(Who::Admin, "DELETE", "/v1/federations/nope", None, LATEST)
             .await
             .err(),
         (404, "Federation nope could not be found.".into())
@@ -655,16 +475,18 @@ async fn federation_routing_answers(api: Api) {
         ("DELETE", "/v1/federations/x/y", 404, ""),
     ];
     for (m, p, status, detail) in cases {
-        let r = api.call(Who::Admin, m, p, None).await;
+        let r = api.call(Who::Admin, m, p, None, LATEST).await;
         assert_eq!(r.err(), (status, detail.to_string()), "{m} {p}");
     }
     assert_eq!(
-        api.call(Who::Admin, "POST", "/v1/federations/x/y", None)
+        api.call(Who::Admin, "POST", "/v1/federations/x/y", None, LATEST)
             .await
             .status,
         404
     );
-    let r = api.call(Who::Admin, "PUT", "/v1/federations", None).await;
+    let r = api
+        .call(Who::Admin, "PUT", "/v1/federations", None, LATEST)
+        .await;
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("DELETE, GET, PATCH, POST"));
     assert_eq!(
@@ -695,9 +517,15 @@ async fn federation_scoping_and_policies(api: Api) {
     );
     let b = format!(r#"{{"hostcluster_id": "{admin_host}", "properties": {{"dns-zone": "a."}}}}"#);
     assert_eq!(
-        api.call(Who::Member("p1"), "POST", "/v1/federations", Some(&b))
-            .await
-            .err(),
+        api.call(
+            Who::Member("p1"),
+            "POST",
+            "/v1/federations",
+            Some(&b),
+            LATEST
+        )
+        .await
+        .err(),
         (404, format!("Cluster {admin_host} could not be found."))
     );
     // No admin widening: each caller sees its own project only.
@@ -727,9 +555,15 @@ async fn federation_scoping_and_policies(api: Api) {
     // A reader may read but not change.
     let b = format!(r#"{{"hostcluster_id": "{p1_host}", "properties": {{"dns-zone": "a."}}}}"#);
     assert_eq!(
-        api.call(Who::Reader("p1"), "POST", "/v1/federations", Some(&b))
-            .await
-            .err(),
+        api.call(
+            Who::Reader("p1"),
+            "POST",
+            "/v1/federations",
+            Some(&b),
+            LATEST
+        )
+        .await
+        .err(),
         (
             403,
             "Policy doesn't allow federation:create to be performed.".into()
@@ -740,7 +574,8 @@ async fn federation_scoping_and_policies(api: Api) {
             Who::Reader("p1"),
             "PATCH",
             "/v1/federations/pfed",
-            Some("[]")
+            Some("[]"),
+            LATEST
         )
         .await
         .err(),
@@ -750,9 +585,15 @@ async fn federation_scoping_and_policies(api: Api) {
         )
     );
     assert_eq!(
-        api.call(Who::Reader("p1"), "DELETE", "/v1/federations/pfed", None)
-            .await
-            .err(),
+        api.call(
+            Who::Reader("p1"),
+            "DELETE",
+            "/v1/federations/pfed",
+            None,
+            LATEST
+        )
+        .await
+        .err(),
         (
             403,
             "Policy doesn't allow federation:delete to be performed.".into()
@@ -760,15 +601,27 @@ async fn federation_scoping_and_policies(api: Api) {
     );
     // A member of another project: not found before any policy check.
     assert_eq!(
-        api.call(Who::Member("p2"), "DELETE", "/v1/federations/pfed", None)
-            .await
-            .err(),
+        api.call(
+            Who::Member("p2"),
+            "DELETE",
+            "/v1/federations/pfed",
+            None,
+            LATEST
+        )
+        .await
+        .err(),
         (404, "Federation pfed could not be found.".into())
     );
     assert_eq!(
-        api.call(Who::Member("p1"), "DELETE", "/v1/federations/pfed", None)
-            .await
-            .status,
+        api.call(
+            Who::Member("p1"),
+            "DELETE",
+            "/v1/federations/pfed",
+            None,
+            LATEST
+        )
+        .await
+        .status,
         204
     );
 }

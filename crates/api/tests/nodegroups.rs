@@ -5,11 +5,10 @@
 //! policy. Expected bodies and messages are what the real magnum-api 23.0.0 answers.
 
 #[macro_use]
-#[path = "clusters_support/mod.rs"]
-mod support;
+mod common;
 
+use common::*;
 use openkeel_core::objects::{ClusterStatus, NodeGroup};
-use support::*;
 
 on_both!(
     nodegroups_need_1_9,
@@ -34,7 +33,7 @@ async fn nodegroups_need_1_9(api: Api) {
         ("POST", NG.to_string()),
         ("DELETE", format!("{NG}/x")),
     ] {
-        let r = call_app(&api.app, Who::Admin, m, &path, None, Some("1.8")).await;
+        let r = call_app(&api.app, Who::ProjectAdmin, m, &path, None, Some("1.8")).await;
         assert_eq!(r.status, 406, "{m} {path}");
         assert_eq!(r.header("openstack-api-version"), None);
         assert_eq!(
@@ -43,7 +42,7 @@ async fn nodegroups_need_1_9(api: Api) {
         );
     }
     // Without a version header (1.1) too.
-    let r = call_app(&api.app, Who::Admin, "GET", NG, None, None).await;
+    let r = call_app(&api.app, Who::ProjectAdmin, "GET", NG, None, None).await;
     assert_eq!(r.status, 406);
 }
 
@@ -62,7 +61,7 @@ async fn list_summary_filters_and_pages(api: Api) {
     extra.stack_id = None;
     add_nodegroup(&api.db, &extra).await;
 
-    let r = api.get(NG, "1.9").await;
+    let r = api.get_at(NG, "1.9").await;
     assert_eq!(r.status, 200);
     assert_eq!(
         r.body,
@@ -71,7 +70,9 @@ async fn list_summary_filters_and_pages(api: Api) {
         )
     );
     // role filter (not carried into `next`).
-    let r = api.get(&format!("{NG}?role=worker&limit=1"), "1.14").await;
+    let r = api
+        .get_at(&format!("{NG}?role=worker&limit=1"), "1.14")
+        .await;
     let j = r.json();
     assert_eq!(j["nodegroups"].as_array().unwrap().len(), 1);
     assert_eq!(j["nodegroups"][0]["name"], "default-worker");
@@ -80,7 +81,7 @@ async fn list_summary_filters_and_pages(api: Api) {
         format!("http://{HOST}/v1/clusters/{C_UUID}/nodegroups?sort_key=id&sort_dir=asc&limit=1&marker={WORKER_UUID}")
     );
     let r = api
-        .get(&format!("{NG}?role=worker&marker={WORKER_UUID}"), "1.14")
+        .get_at(&format!("{NG}?role=worker&marker={WORKER_UUID}"), "1.14")
         .await;
     assert_eq!(r.json()["nodegroups"][0]["name"], "gpu");
     for (q, status, detail) in [
@@ -91,10 +92,12 @@ async fn list_summary_filters_and_pages(api: Api) {
         ("sort_key=nope", 400, "The sort_key value \"nope\" is an invalid field for sorting".into()),
         ("foo=1", 400, "Unknown argument: \"foo\"".into()),
     ] {
-        assert_eq!(api.get(&format!("{NG}?{q}"), "1.14").await.err(), (status, detail), "{q}");
+        assert_eq!(api.get_at(&format!("{NG}?{q}"), "1.14").await.err(), (status, detail), "{q}");
     }
     assert_eq!(
-        api.get("/v1/clusters/nope/nodegroups", "1.14").await.err(),
+        api.get_at("/v1/clusters/nope/nodegroups", "1.14")
+            .await
+            .err(),
         (404, "Cluster nope could not be found.".into())
     );
     // A member of another project: the cluster is not visible.
@@ -143,7 +146,7 @@ async fn show_full_by_name_uuid_and_id(api: Api) {
         "5e5e5e5e-1111-4222-8333-444455556666".to_string(),
         stored.id.to_string(),
     ] {
-        let r = api.get(&format!("{NG}/{ident}"), "1.9").await;
+        let r = api.get_at(&format!("{NG}/{ident}"), "1.9").await;
         assert_eq!(
             (r.status, r.body.clone()),
             (200, expected.clone()),
@@ -151,16 +154,16 @@ async fn show_full_by_name_uuid_and_id(api: Api) {
         );
     }
     assert_eq!(
-        api.get(&format!("{NG}/nope"), "1.14").await.err(),
+        api.get_at(&format!("{NG}/nope"), "1.14").await.err(),
         (404, "Nodegroup nope could not be found.".into())
     );
     // The path is percent-decoded before the look-ups (as WSGI's PATH_INFO).
     let r = api
-        .get("/v1/clusters/k8s%2Dprod/nodegroups/gp%75", "1.9")
+        .get_at("/v1/clusters/k8s%2Dprod/nodegroups/gp%75", "1.9")
         .await;
     assert_eq!((r.status, r.body), (200, expected.clone()));
     assert_eq!(
-        api.get(&format!("{NG}/%7Bng%7D"), "1.14").await.err(),
+        api.get_at(&format!("{NG}/%7Bng%7D"), "1.14").await.err(),
         (404, "Nodegroup {ng} could not be found.".into())
     );
     // A reader may read.
@@ -184,7 +187,7 @@ async fn create_sends_the_new_nodegroup(api: Api) {
     seed(&api.db).await;
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             NG,
             Some(r#"{"name": "ng1", "node_count": 2, "labels": {"x": 1, "y": true}, "merge_labels": true, "node_labels": {"a": "b"}}"#),
@@ -243,7 +246,7 @@ async fn create_sends_the_new_nodegroup(api: Api) {
     // Optional attributes are forwarded, `id` included; no labels → the cluster's.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             NG,
             Some(r#"{"name": "ng2", "id": 99, "is_default": false, "status": "CREATE_COMPLETE", "flavor_id": "m1.small", "image_id": "fedora-coreos-40", "docker_volume_size": 5, "node_taints": [{"key": "k", "effect": "NoSchedule"}], "min_node_count": 1, "max_node_count": 3}"#),
@@ -288,7 +291,7 @@ async fn create_checks(api: Api) {
         (r#"{"name": "m", "project_id": "x"}"#, 400, "Invalid input for field/attribute project_id. Value: 'x'. Cannot set read only field."),
         (r#"{"name": "m", "uuid": "x"}"#, 400, "Expected a uuid but received x."),
     ] {
-        let r = api.call(Who::Admin, "POST", NG, Some(body), "1.14").await;
+        let r = api.call(Who::ProjectAdmin, "POST", NG, Some(body), "1.14").await;
         assert_eq!(r.err(), (status, detail.to_string()), "{body}");
     }
     // Root volume: a zero-disk flavor with boot_volume_size 0 on the cluster.
@@ -301,7 +304,7 @@ async fn create_checks(api: Api) {
     add_cluster(&api.db, &c2).await;
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             "/v1/clusters/small/nodegroups",
             Some(r#"{"name": "z", "flavor_id": "ds4G"}"#),
@@ -327,7 +330,7 @@ async fn create_checks(api: Api) {
     add_cluster(&api.db, &c3).await;
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             "/v1/clusters/fresh/nodegroups",
             Some(r#"{"name": "z"}"#),
@@ -372,7 +375,7 @@ async fn patch_min_max_labels_taints(api: Api) {
     add_nodegroup(&api.db, &extra).await;
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             &format!("{NG}/gpu"),
             Some(r#"[{"op": "replace", "path": "/max_node_count", "value": 5}, {"op": "replace", "path": "/min_node_count", "value": 1}, {"op": "add", "path": "/node_labels/c", "value": 3}, {"op": "replace", "path": "/node_taints", "value": "[{'key': 'k', 'value': 'v', 'effect': 'NoSchedule'}]"}]"#),
@@ -417,7 +420,7 @@ async fn patch_min_max_labels_taints(api: Api) {
     // An empty patch changes nothing but is still cast.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             &format!("{NG}/gpu"),
             Some("[]"),
@@ -433,7 +436,7 @@ async fn patch_min_max_labels_taints(api: Api) {
     // After a wholesale replace the dict is a plain one: an int added to it is refused.
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "PATCH",
             &format!("{NG}/gpu"),
             Some(r#"[{"op": "replace", "path": "/node_labels", "value": "{'a': 'b'}"}, {"op": "add", "path": "/node_labels/c", "value": 3}]"#),
@@ -446,7 +449,7 @@ async fn patch_min_max_labels_taints(api: Api) {
     );
     // Removing min/max sets the declared defaults (0 / None): unchanged here.
     let r = api
-        .call(Who::Admin, "PATCH", &format!("{NG}/default-worker"), Some(r#"[{"op": "remove", "path": "/max_node_count"}, {"op": "remove", "path": "/min_node_count"}]"#), "1.14")
+        .call(Who::ProjectAdmin, "PATCH", &format!("{NG}/default-worker"), Some(r#"[{"op": "remove", "path": "/max_node_count"}, {"op": "remove", "path": "/min_node_count"}]"#), "1.14")
         .await;
     assert_eq!(r.status, 202);
     let casts = api.conductor.take();
@@ -471,7 +474,7 @@ async fn patch_checks(api: Api) {
         (&format!("{NG}/default-master"), r#"[{"op": "replace", "path": "/node_labels", "value": "{'a': 'b'}"}]"#, 409, "node_labels for default-master is invalid (node_labels may not be set on master nodegroups).".into()),
         (&format!("{NG}/nope"), "[]", 404, "Nodegroup nope could not be found.".into()),
     ] {
-        let r = api.call(Who::Admin, "PATCH", path, Some(body), "1.14").await;
+        let r = api.call(Who::ProjectAdmin, "PATCH", path, Some(body), "1.14").await;
         assert_eq!(r.err(), (status, detail), "{path} {body}");
     }
     // The cluster is looked up before the policy check.
@@ -520,7 +523,7 @@ async fn delete_route(api: Api) {
     add_nodegroup(&api.db, &extra).await;
     assert_eq!(
         api.call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "DELETE",
             &format!("{NG}/default-worker"),
             None,
@@ -531,13 +534,25 @@ async fn delete_route(api: Api) {
         (400, "Deleting a default nodegroup is not supported.".into())
     );
     assert_eq!(
-        api.call(Who::Admin, "DELETE", &format!("{NG}/nope"), None, "1.14")
-            .await
-            .err(),
+        api.call(
+            Who::ProjectAdmin,
+            "DELETE",
+            &format!("{NG}/nope"),
+            None,
+            "1.14"
+        )
+        .await
+        .err(),
         (404, "Nodegroup nope could not be found.".into())
     );
     let r = api
-        .call(Who::Admin, "DELETE", &format!("{NG}/gpu"), None, "1.14")
+        .call(
+            Who::ProjectAdmin,
+            "DELETE",
+            &format!("{NG}/gpu"),
+            None,
+            "1.14",
+        )
         .await;
     assert_eq!((r.status, r.body.as_str()), (204, ""));
     let casts = api.conductor.take();
@@ -548,26 +563,30 @@ async fn delete_route(api: Api) {
     assert_eq!(nodegroup.data.name, "gpu");
     // Routing around the collection.
     assert_eq!(
-        api.call(Who::Admin, "DELETE", NG, None, "1.14").await.err(),
+        api.call(Who::ProjectAdmin, "DELETE", NG, None, "1.14")
+            .await
+            .err(),
         (400, "Missing argument: \"nodegroup_id\"".into())
     );
-    let r = api.call(Who::Admin, "PUT", NG, Some("{}"), "1.14").await;
+    let r = api
+        .call(Who::ProjectAdmin, "PUT", NG, Some("{}"), "1.14")
+        .await;
     assert_eq!(
         (r.status, r.header("allow")),
         (405, Some("DELETE, GET, PATCH, POST"))
     );
     assert_eq!(
-        api.call(Who::Admin, "POST", &format!("{NG}/x"), Some("{}"), "1.14").await.err(),
+        api.call(Who::ProjectAdmin, "POST", &format!("{NG}/x"), Some("{}"), "1.14").await.err(),
         (400, "Invalid input for field/attribute nodegroup. Value: 'x'. unable to convert to NodeGroup. Error: NodeGroup.__init__() takes 1 positional argument but 2 were given".into())
     );
-    assert_eq!(api.get(&format!("{NG}/x/y"), "1.14").await.status, 404);
+    assert_eq!(api.get_at(&format!("{NG}/x/y"), "1.14").await.status, 404);
 }
 
 async fn node_labels_and_taints_are_not_gated_at_1_14(api: Api) {
     seed(&api.db).await;
     let r = api
         .call(
-            Who::Admin,
+            Who::ProjectAdmin,
             "POST",
             NG,
             Some(r#"{"name": "early", "node_labels": {"a": "b"}, "node_taints": [{"key": "k", "effect": "NoExecute"}]}"#),
@@ -581,7 +600,7 @@ async fn node_labels_and_taints_are_not_gated_at_1_14(api: Api) {
         j["node_taints"],
         serde_json::json!([{"key": "k", "effect": "NoExecute"}])
     );
-    let r = api.get(&format!("{NG}/default-worker"), "1.9").await;
+    let r = api.get_at(&format!("{NG}/default-worker"), "1.9").await;
     assert_eq!(r.json()["node_taints"], serde_json::json!([]));
 }
 
@@ -595,7 +614,7 @@ async fn bad_input_is_400_not_500(api: Api) {
         ("PATCH", w.clone(), Some(r#"[{"op": "add", "path": "/node_taints/-", "value": "x"}]"#), "A dict is required in field node_taints[1], not a str"),
         ("PATCH", w.clone(), None, "Missing argument: \"patch\""),
     ] {
-        let r = api.call(Who::Admin, m, &path, body, "1.14").await;
+        let r = api.call(Who::ProjectAdmin, m, &path, body, "1.14").await;
         assert_eq!(r.err(), (400, detail.to_string()), "{m} {path} {body:?}");
     }
     assert!(api.conductor.take().is_empty());

@@ -4,188 +4,11 @@
 //! policy. Expected bodies and messages are the ones the real magnum-api 23.0.0 gives for the
 //! same requests.
 
-use std::sync::Arc;
+#[macro_use]
+mod common;
 
-use async_trait::async_trait;
-use axum::body::Body;
-use http::Request;
-use http_body_util::BodyExt;
-use openkeel_api::ApiState;
-use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};
-use openkeel_core::context::RequestContext;
-use openkeel_core::error::{ErrorKind, MagnumError};
-use openkeel_db::Database;
+use common::{Api, Who, LATEST};
 use serde_json::Value;
-use tower::ServiceExt;
-
-// ---------------------------------------------------------------------------------------
-// Harness (SQLite, and MariaDB when `OPENKEEL_TEST_MYSQL_URL` is set; Magnum's default policy)
-// ---------------------------------------------------------------------------------------
-
-/// Keystone as the reference rig's stubcloud answers it: every project exists except those
-/// named `nonexistent*`. Nothing else is asked by these routes.
-struct FakeCloud;
-
-#[async_trait]
-impl Cloud for FakeCloud {
-    async fn find_image(&self, _: &RequestContext, id: &str) -> Result<Image, MagnumError> {
-        Err(MagnumError::new(
-            ErrorKind::ImageNotFound,
-            &[("image_id", &id)],
-        ))
-    }
-    async fn list_flavors(&self, _: &RequestContext) -> Result<Vec<Flavor>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn keypair_exists(&self, _: &RequestContext, _: &str) -> Result<bool, MagnumError> {
-        Ok(false)
-    }
-    async fn list_external_networks(
-        &self,
-        _: &RequestContext,
-    ) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn list_networks(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn list_subnets(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn project_exists(&self, _: &RequestContext, p: &str) -> Result<bool, MagnumError> {
-        Ok(!p.starts_with("nonexistent"))
-    }
-}
-
-struct Api {
-    app: axum::Router,
-    db: Database,
-    _guard: Option<openkeel_tests::MysqlDatabase>,
-}
-
-async fn state_for(db: Database) -> ApiState {
-    openkeel_db::manage::upgrade(&db).await.expect("schema");
-    let enforcer = openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions {
-        policy_file: None,
-        policy_dirs: Vec::new(),
-        ..Default::default()
-    })
-    .expect("policy");
-    ApiState {
-        db: Some(db),
-        cloud: Some(Arc::new(FakeCloud)),
-        policy: Some(Arc::new(enforcer)),
-        ..Default::default()
-    }
-}
-
-async fn sqlite() -> Api {
-    let db = Database::in_memory().await.expect("sqlite");
-    let state = state_for(db.clone()).await;
-    Api {
-        app: openkeel_api::router(Arc::new(state)),
-        db,
-        _guard: None,
-    }
-}
-
-async fn mariadb() -> Option<Api> {
-    let guard = openkeel_tests::fresh_mysql_database().await?;
-    let db = Database::connect(guard.url()).await.expect("mariadb");
-    let state = state_for(db.clone()).await;
-    Some(Api {
-        app: openkeel_api::router(Arc::new(state)),
-        db,
-        _guard: Some(guard),
-    })
-}
-
-struct Resp {
-    status: u16,
-    headers: http::HeaderMap,
-    body: String,
-}
-
-impl Resp {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-
-    fn header(&self, n: &str) -> Option<&str> {
-        self.headers.get(n).and_then(|v| v.to_str().ok())
-    }
-
-    /// The `detail` of an error envelope.
-    fn detail(&self) -> String {
-        self.json()["errors"][0]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Status and error detail, for one-line assertions.
-    fn err(&self) -> (u16, String) {
-        (self.status, self.detail())
-    }
-}
-
-/// Who is calling.
-#[derive(Clone, Copy)]
-enum Who {
-    /// The noauth default identity (admin of `noauth-project`).
-    Admin,
-    /// A member of the named project (user `<project>-user`).
-    Member(&'static str),
-}
-
-impl Api {
-    async fn call(&self, who: Who, method: &str, path: &str, body: Option<&str>) -> Resp {
-        let mut b = Request::builder()
-            .method(method)
-            .uri(path)
-            .header("host", "magnum.example.com:9511")
-            .header("OpenStack-API-Version", "container-infra 1.14");
-        if let Who::Member(p) = who {
-            b = b
-                .header("X-User-Id", format!("{p}-user"))
-                .header("X-Project-Id", p)
-                .header("X-Roles", "member,reader")
-                .header("X-Auth-Token", "t");
-        }
-        let req = match body {
-            Some(text) => b
-                .header("content-type", "application/json")
-                .body(Body::from(text.to_string())),
-            None => b.body(Body::empty()),
-        }
-        .unwrap();
-        let resp = self.app.clone().oneshot(req).await.unwrap();
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        Resp {
-            status,
-            headers,
-            body: String::from_utf8_lossy(&bytes).into_owned(),
-        }
-    }
-
-    async fn get(&self, who: Who, path: &str) -> Resp {
-        self.call(who, "GET", path, None).await
-    }
-}
-
-/// Run each scenario on SQLite, and on MariaDB when one is available.
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite_backend {
-            $( #[tokio::test] async fn $name() { super::$name(super::sqlite().await).await; } )*
-        }
-        mod mariadb_backend {
-            $( #[tokio::test] async fn $name() { if let Some(api) = super::mariadb().await { super::$name(api).await; } } )*
-        }
-    };
-}
 
 fn ts(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_string()
@@ -209,6 +32,7 @@ async fn quota_crud_bodies_as_magnum(api: Api) {
             "POST",
             "/v1/quotas",
             Some(r#"{"project_id": "okq-test1", "resource": "Cluster", "hard_limit": 3}"#),
+            LATEST,
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.body);
@@ -251,6 +75,7 @@ async fn quota_crud_bodies_as_magnum(api: Api) {
             "POST",
             "/v1/quotas",
             Some(r#"{"project_id": "okq2", "id": 5}"#),
+            LATEST,
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.body);
@@ -267,7 +92,7 @@ async fn quota_crud_bodies_as_magnum(api: Api) {
 }
 
 async fn quota_create_errors(api: Api) {
-    let post = |b: &'static str| api.call(Who::Admin, "POST", "/v1/quotas", Some(b));
+    let post = |b: &'static str| api.call(Who::Admin, "POST", "/v1/quotas", Some(b), LATEST);
     assert_eq!(
         post(r#"{"project_id": "nonexistent-x", "resource": "Cluster", "hard_limit": 3}"#)
             .await
@@ -358,7 +183,9 @@ async fn quota_get_one_defaults_and_scoping(api: Api) {
 async fn quota_list_scoping_pagination_and_errors(api: Api) {
     for p in ["noauth-project", "pa", "pb"] {
         let b = format!(r#"{{"project_id": "{p}", "hard_limit": 2}}"#);
-        let r = api.call(Who::Admin, "POST", "/v1/quotas", Some(&b)).await;
+        let r = api
+            .call(Who::Admin, "POST", "/v1/quotas", Some(&b), LATEST)
+            .await;
         assert_eq!(r.status, 201, "{}", r.body);
     }
     let r = api.get(Who::Admin, "/v1/quotas").await;
@@ -421,10 +248,19 @@ async fn quota_patch_is_202_with_defaults(api: Api) {
             "POST",
             "/v1/quotas",
             Some(r#"{"project_id": "okq3", "hard_limit": 7}"#),
+            LATEST,
         )
         .await;
     let created = ts(&r.json()["created_at"]);
-    let patch = |b: &'static str| api.call(Who::Admin, "PATCH", "/v1/quotas/okq3/Cluster", Some(b));
+    let patch = |b: &'static str| {
+        api.call(
+            Who::Admin,
+            "PATCH",
+            "/v1/quotas/okq3/Cluster",
+            Some(b),
+            LATEST,
+        )
+    };
     // Path wins over the body's project_id.
     let r = patch(r#"{"hard_limit": 4, "project_id": "zz"}"#).await;
     assert_eq!(r.status, 202, "{}", r.body);
@@ -463,6 +299,7 @@ async fn quota_patch_is_202_with_defaults(api: Api) {
             "PATCH",
             "/v1/quotas/nop/Cluster",
             Some(r#"{"hard_limit": 3}"#),
+            LATEST,
         )
         .await;
     assert_eq!(
@@ -481,17 +318,30 @@ async fn quota_delete_and_not_found(api: Api) {
             "POST",
             "/v1/quotas",
             Some(r#"{"project_id": "okq4"}"#),
+            LATEST,
         )
         .await;
     assert_eq!(r.status, 201);
     let r = api
-        .call(Who::Admin, "DELETE", "/v1/quotas/okq4/Cluster", None)
+        .call(
+            Who::Admin,
+            "DELETE",
+            "/v1/quotas/okq4/Cluster",
+            None,
+            LATEST,
+        )
         .await;
     assert_eq!(r.status, 204);
     assert_eq!(r.body, "");
     assert_eq!(r.header("content-type"), None);
     let r = api
-        .call(Who::Admin, "DELETE", "/v1/quotas/okq4/Cluster", None)
+        .call(
+            Who::Admin,
+            "DELETE",
+            "/v1/quotas/okq4/Cluster",
+            None,
+            LATEST,
+        )
         .await;
     assert_eq!(
         r.err(),
@@ -514,16 +364,18 @@ async fn quota_routing_answers(api: Api) {
         ("GET", "/v1/quotas/a/b/c", 404, ""),
     ];
     for (m, p, status, detail) in cases {
-        let r = api.call(Who::Admin, m, p, None).await;
+        let r = api.call(Who::Admin, m, p, None, LATEST).await;
         assert_eq!(r.err(), (status, detail.to_string()), "{m} {p}");
     }
     assert_eq!(
-        api.call(Who::Admin, "POST", "/v1/quotas/p/r", None)
+        api.call(Who::Admin, "POST", "/v1/quotas/p/r", None, LATEST)
             .await
             .status,
         404
     );
-    let r = api.call(Who::Admin, "PUT", "/v1/quotas", None).await;
+    let r = api
+        .call(Who::Admin, "PUT", "/v1/quotas", None, LATEST)
+        .await;
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("DELETE, GET, PATCH, POST"));
     // Unprefixed alias.
@@ -556,7 +408,7 @@ async fn quota_policies_refuse_members(api: Api) {
     ];
     for (method, path, rule) in cases {
         let body = (method != "GET" && method != "DELETE").then_some(r#"{"project_id": "p1"}"#);
-        let r = api.call(m, method, path, body).await;
+        let r = api.call(m, method, path, body, LATEST).await;
         assert_eq!(
             r.err(),
             (403, format!("Policy doesn't allow {rule} to be performed.")),
@@ -570,6 +422,7 @@ async fn quota_policies_refuse_members(api: Api) {
             "POST",
             "/v1/quotas",
             Some(r#"{"project_id": "nonexistent-p"}"#),
+            LATEST,
         )
         .await;
     assert_eq!(r.status, 404);

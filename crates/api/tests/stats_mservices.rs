@@ -3,190 +3,13 @@
 //! (SQLite, and MariaDB when `OPENKEEL_TEST_MYSQL_URL` is set) and Magnum's default policy.
 //! Expected bodies and messages are the ones the real magnum-api 23.0.0 gives.
 
-use std::sync::Arc;
+#[macro_use]
+mod common;
 
-use async_trait::async_trait;
-use axum::body::Body;
 use chrono::{Duration, Utc};
-use http::Request;
-use http_body_util::BodyExt;
-use openkeel_api::ApiState;
-use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};
-use openkeel_core::context::RequestContext;
-use openkeel_core::error::{ErrorKind, MagnumError};
+use common::{Api, Who, LATEST};
 use openkeel_core::objects::{Cluster, MagnumService, NodeGroup};
 use openkeel_db::Database;
-use serde_json::Value;
-use tower::ServiceExt;
-
-// ---------------------------------------------------------------------------------------
-// Harness (SQLite, and MariaDB when `OPENKEEL_TEST_MYSQL_URL` is set; Magnum's default policy)
-// ---------------------------------------------------------------------------------------
-
-/// Keystone as the reference rig's stubcloud answers it: every project exists except those
-/// named `nonexistent*`. Nothing else is asked by these routes.
-struct FakeCloud;
-
-#[async_trait]
-impl Cloud for FakeCloud {
-    async fn find_image(&self, _: &RequestContext, id: &str) -> Result<Image, MagnumError> {
-        Err(MagnumError::new(
-            ErrorKind::ImageNotFound,
-            &[("image_id", &id)],
-        ))
-    }
-    async fn list_flavors(&self, _: &RequestContext) -> Result<Vec<Flavor>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn keypair_exists(&self, _: &RequestContext, _: &str) -> Result<bool, MagnumError> {
-        Ok(false)
-    }
-    async fn list_external_networks(
-        &self,
-        _: &RequestContext,
-    ) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn list_networks(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn list_subnets(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(Vec::new())
-    }
-    async fn project_exists(&self, _: &RequestContext, p: &str) -> Result<bool, MagnumError> {
-        Ok(!p.starts_with("nonexistent"))
-    }
-}
-
-struct Api {
-    app: axum::Router,
-    db: Database,
-    _guard: Option<openkeel_tests::MysqlDatabase>,
-}
-
-async fn state_for(db: Database) -> ApiState {
-    openkeel_db::manage::upgrade(&db).await.expect("schema");
-    let enforcer = openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions {
-        policy_file: None,
-        policy_dirs: Vec::new(),
-        ..Default::default()
-    })
-    .expect("policy");
-    ApiState {
-        db: Some(db),
-        cloud: Some(Arc::new(FakeCloud)),
-        policy: Some(Arc::new(enforcer)),
-        ..Default::default()
-    }
-}
-
-async fn sqlite() -> Api {
-    let db = Database::in_memory().await.expect("sqlite");
-    let state = state_for(db.clone()).await;
-    Api {
-        app: openkeel_api::router(Arc::new(state)),
-        db,
-        _guard: None,
-    }
-}
-
-async fn mariadb() -> Option<Api> {
-    let guard = openkeel_tests::fresh_mysql_database().await?;
-    let db = Database::connect(guard.url()).await.expect("mariadb");
-    let state = state_for(db.clone()).await;
-    Some(Api {
-        app: openkeel_api::router(Arc::new(state)),
-        db,
-        _guard: Some(guard),
-    })
-}
-
-struct Resp {
-    status: u16,
-    headers: http::HeaderMap,
-    body: String,
-}
-
-impl Resp {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-
-    fn header(&self, n: &str) -> Option<&str> {
-        self.headers.get(n).and_then(|v| v.to_str().ok())
-    }
-
-    /// The `detail` of an error envelope.
-    fn detail(&self) -> String {
-        self.json()["errors"][0]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Status and error detail, for one-line assertions.
-    fn err(&self) -> (u16, String) {
-        (self.status, self.detail())
-    }
-}
-
-/// Who is calling.
-#[derive(Clone, Copy)]
-enum Who {
-    /// The noauth default identity (admin of `noauth-project`).
-    Admin,
-    /// A member of the named project (user `<project>-user`).
-    Member(&'static str),
-}
-
-impl Api {
-    async fn call(&self, who: Who, method: &str, path: &str, body: Option<&str>) -> Resp {
-        let mut b = Request::builder()
-            .method(method)
-            .uri(path)
-            .header("host", "magnum.example.com:9511")
-            .header("OpenStack-API-Version", "container-infra 1.14");
-        if let Who::Member(p) = who {
-            b = b
-                .header("X-User-Id", format!("{p}-user"))
-                .header("X-Project-Id", p)
-                .header("X-Roles", "member,reader")
-                .header("X-Auth-Token", "t");
-        }
-        let req = match body {
-            Some(text) => b
-                .header("content-type", "application/json")
-                .body(Body::from(text.to_string())),
-            None => b.body(Body::empty()),
-        }
-        .unwrap();
-        let resp = self.app.clone().oneshot(req).await.unwrap();
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        Resp {
-            status,
-            headers,
-            body: String::from_utf8_lossy(&bytes).into_owned(),
-        }
-    }
-
-    async fn get(&self, who: Who, path: &str) -> Resp {
-        self.call(who, "GET", path, None).await
-    }
-}
-
-/// Run each scenario on SQLite, and on MariaDB when one is available.
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite_backend {
-            $( #[tokio::test] async fn $name() { super::$name(super::sqlite().await).await; } )*
-        }
-        mod mariadb_backend {
-            $( #[tokio::test] async fn $name() { if let Some(api) = super::mariadb().await { super::$name(api).await; } } )*
-        }
-    };
-}
 
 /// A cluster of `project` with a master nodegroup of `masters` and a worker one of `workers`.
 async fn cluster_with_nodes(db: &Database, project: &str, masters: i32, workers: i32) {
@@ -292,13 +115,13 @@ async fn stats_errors_and_routing(api: Api) {
         ("POST", "/v1/stats"),
         ("DELETE", "/v1/stats"),
     ] {
-        let r = api.call(Who::Admin, m, p, None).await;
+        let r = api.call(Who::Admin, m, p, None, LATEST).await;
         assert_eq!(r.status, 405, "{m} {p}");
         assert_eq!(r.header("allow"), Some("GET"));
     }
     // The policy (`stats:get_all`, admin or project reader) runs before the type check.
     let r = api
-        .call(Who::Member("p1"), "GET", "/v1/stats?type=foo", None)
+        .call(Who::Member("p1"), "GET", "/v1/stats?type=foo", None, LATEST)
         .await;
     assert_eq!(r.status, 400);
 }
@@ -389,7 +212,7 @@ async fn mservices_errors_and_routing(api: Api) {
         ("POST", "/v1/mservices"),
         ("PATCH", "/v1/mservices"),
     ] {
-        let r = api.call(Who::Admin, m, p, None).await;
+        let r = api.call(Who::Admin, m, p, None, LATEST).await;
         assert_eq!(r.status, 405, "{m} {p}");
         assert_eq!(r.header("allow"), Some("GET"));
     }

@@ -1,8 +1,15 @@
 //! openkeel-auth: authentication and authorisation for the OpenKeel API.
 //!
-//! [`policy`]: the oslo.policy rule language, Magnum's default rules and the [`Enforcer`]
-//! that applies operator overrides.
+//! * [`authtoken`]: Keystone token validation as keystonemiddleware's `auth_token` does it
+//!   (`[openkeel] auth_strategy = keystone`), with its cache; it reaches Keystone through
+//!   `openkeel-cloud`'s session layer;
+//! * [`noauth`]: the identity of a request when no token is validated (`auth_strategy =
+//!   noauth`), with the embedded default's dev-mode identity;
+//! * [`policy`]: the oslo.policy rule language, Magnum's default rules and the [`Enforcer`]
+//!   that applies operator overrides.
 
+pub mod authtoken;
+pub mod noauth;
 pub mod policy;
 
 pub use policy::{

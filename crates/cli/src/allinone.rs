@@ -438,15 +438,15 @@ pub fn policy(
 
 /// `[keystone_authtoken]` as the token validator's settings (keystonemiddleware's options and
 /// its password plugin's).
-pub fn authtoken_settings(config: &Config) -> openkeel_cloud::authtoken::AuthTokenSettings {
+pub fn authtoken_settings(config: &Config) -> openkeel_auth::authtoken::AuthTokenSettings {
     let k = &config.keystone_authtoken;
-    openkeel_cloud::authtoken::AuthTokenSettings {
+    openkeel_auth::authtoken::AuthTokenSettings {
         www_authenticate_uri: k.www_authenticate_uri.clone(),
         interface: k.interface.clone(),
         region_name: k.region_name.clone(),
         include_service_catalog: k.include_service_catalog,
         token_cache_time: k.token_cache_time,
-        cache_size: openkeel_cloud::authtoken::DEFAULT_CACHE_SIZE,
+        cache_size: openkeel_auth::authtoken::DEFAULT_CACHE_SIZE,
         service_token_roles: k.service_token_roles.clone(),
         service_token_roles_required: k.service_token_roles_required,
         enforce_token_bind: k.enforce_token_bind.clone(),
@@ -503,7 +503,7 @@ pub fn auth_mode(config: &Config) -> Result<openkeel_api::request::AuthMode, Sta
             if k.memcached_servers.as_ref().is_some_and(|m| !m.is_empty()) {
                 tracing::warn!("[keystone_authtoken] memcached_servers is set: OpenKeel caches validated tokens in process (token_cache_time) and does not use memcached");
             }
-            let validator = openkeel_cloud::authtoken::AuthToken::new(authtoken_settings(config))
+            let validator = openkeel_auth::authtoken::AuthToken::new(authtoken_settings(config))
                 .map_err(StartError::Unsupported)?;
             Ok(openkeel_api::request::AuthMode::Keystone(Arc::new(
                 validator,
@@ -1002,6 +1002,44 @@ mod tests {
         let bad = config("[certificates]\ncert_manager_type = vault\n");
         assert!(driver_deps(&bad, None).is_err());
         assert!(driver_registry(&bad, None).is_err());
+    }
+
+    /// The API's options come from the configuration: `[oslo_middleware]
+    /// enable_proxy_headers_parsing` (oslo.middleware's default False) and `[openkeel]
+    /// list_concurrency` (0: the cores, at least 2).
+    #[tokio::test]
+    async fn the_api_state_takes_its_options_from_the_configuration() {
+        let db = Database::in_memory().await.unwrap();
+        let state = |text: &str| {
+            let c = config(&format!("[openkeel]\nsimulated_cloud = true\n{text}"));
+            let drivers = driver_registry(&c, None).unwrap();
+            let conductor = Arc::new(openkeel_conductor::Conductor::new(
+                db.clone(),
+                drivers.clone(),
+                Arc::new(openkeel_conductor::notify::LogNotifier),
+                openkeel_conductor::ConductorSettings::default(),
+            ));
+            let enforcer =
+                openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions::default()).unwrap();
+            api_state(
+                &c,
+                &db,
+                enforcer,
+                openkeel_api::request::AuthMode::NoAuth,
+                conductor,
+                drivers,
+            )
+            .unwrap()
+        };
+        let defaults = state("");
+        assert!(!defaults.enable_proxy_headers_parsing);
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        assert_eq!(defaults.list_permits.available_permits(), cores.max(2));
+
+        let set =
+            state("list_concurrency = 3\n[oslo_middleware]\nenable_proxy_headers_parsing = true\n");
+        assert!(set.enable_proxy_headers_parsing);
+        assert_eq!(set.list_permits.available_permits(), 3);
     }
 
     #[test]

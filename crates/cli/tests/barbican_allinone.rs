@@ -6,33 +6,15 @@
 //! served by `GET /v1/certificates` is the one in Barbican, a CSR is signed, and the
 //! cluster delete removes the containers.
 
+#[path = "common/api.rs"]
+mod api;
+
+use api::call_at;
 use openkeel_tests::http;
 use openkeel_tests::standin::{self, StandInData};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::Duration;
-
-async fn call(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let b = body.map(|b| b.to_string());
-    let r = http(
-        addr,
-        method,
-        path,
-        &[
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json"),
-            ("OpenStack-API-Version", "container-infra 1.1"),
-        ],
-        b.as_deref().map(str::as_bytes),
-    )
-    .await
-    .unwrap();
-    let text = r.text();
-    (
-        r.status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allinone_with_the_barbican_cert_manager() {
@@ -68,10 +50,11 @@ async fn allinone_with_the_barbican_cert_manager() {
     .unwrap();
     let addr = srv.addr;
 
-    let (s, t) = call(
+    let (s, t) = call_at(
         addr,
         "POST",
         "/v1/clustertemplates",
+        "1.1",
         Some(
             json!({"name": "k8s", "image_id": "ubuntu-jammy", "coe": "kubernetes",
                     "external_network_id": "public", "flavor_id": "m1.small",
@@ -80,10 +63,11 @@ async fn allinone_with_the_barbican_cert_manager() {
     )
     .await;
     assert_eq!(s, 201, "{t}");
-    let (s, t) = call(
+    let (s, t) = call_at(
         addr,
         "POST",
         "/v1/clusters",
+        "1.1",
         Some(json!({"name": "bar1", "cluster_template_id": "k8s", "node_count": 1})),
     )
     .await;
@@ -91,7 +75,7 @@ async fn allinone_with_the_barbican_cert_manager() {
     let uuid = t["uuid"].as_str().unwrap().to_string();
     let mut status = Value::Null;
     for _ in 0..400 {
-        let (_, c) = call(addr, "GET", &format!("/v1/clusters/{uuid}"), None).await;
+        let (_, c) = call_at(addr, "GET", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
         status = c["status"].clone();
         if status == "CREATE_COMPLETE" || status == "CREATE_FAILED" {
             break;
@@ -136,7 +120,14 @@ async fn allinone_with_the_barbican_cert_manager() {
     }
 
     // GET /v1/certificates: the kubernetes CA, as stored in Barbican.
-    let (s, c) = call(addr, "GET", &format!("/v1/certificates/{uuid}"), None).await;
+    let (s, c) = call_at(
+        addr,
+        "GET",
+        &format!("/v1/certificates/{uuid}"),
+        "1.1",
+        None,
+    )
+    .await;
     assert_eq!(s, 200, "{c}");
     let container: Value =
         serde_json::from_str(&get(path(&refs[0]), "application/json").await.1).unwrap();
@@ -161,10 +152,11 @@ async fn allinone_with_the_barbican_cert_manager() {
     dn.push(DnType::CommonName, "system:node:w0");
     params.distinguished_name = dn;
     let csr = params.serialize_request(&kp).unwrap().pem().unwrap();
-    let (s, r) = call(
+    let (s, r) = call_at(
         addr,
         "POST",
         "/v1/certificates",
+        "1.1",
         Some(json!({"cluster_uuid": uuid, "csr": csr})),
     )
     .await;
@@ -185,10 +177,10 @@ async fn allinone_with_the_barbican_cert_manager() {
     );
 
     // DELETE: the containers go with the cluster.
-    let (s, _) = call(addr, "DELETE", &format!("/v1/clusters/{uuid}"), None).await;
+    let (s, _) = call_at(addr, "DELETE", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
     assert_eq!(s, 204);
     for _ in 0..400 {
-        let (s, _) = call(addr, "GET", &format!("/v1/clusters/{uuid}"), None).await;
+        let (s, _) = call_at(addr, "GET", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
         if s == 404 {
             break;
         }

@@ -9,25 +9,8 @@
 #[path = "common/api.rs"]
 mod api;
 
-use api::{call, wait_ng, wait_status};
+use api::{call, server, wait_ng, wait_status};
 use serde_json::json;
-use std::net::SocketAddr;
-
-async fn server() -> (openkeel::allinone::Running, SocketAddr) {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    let conf = dir.join("test.conf");
-    std::fs::write(&conf, "[openkeel]\nstatus_sync_interval = 1\n").unwrap();
-    let config = openkeel::allinone::load_config(&dir, &[conf], &[]).expect("config");
-    let running = openkeel::allinone::start(openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-        config,
-        config_dirs: Vec::new(),
-    })
-    .await
-    .expect("start");
-    let addr = running.addr;
-    (running, addr)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn nodegroup_updates_then_delete_sent_at_once_end_with_the_nodegroup_gone() {

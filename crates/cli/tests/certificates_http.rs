@@ -4,62 +4,17 @@
 //! error bodies for the paths around the happy ones (the happy paths run through the real
 //! client in `cli_e2e.rs`).
 
-use openkeel_tests::http;
-use serde_json::{json, Value};
-use std::net::SocketAddr;
+#[path = "common/api.rs"]
+mod api;
+
+use api::{call_at, detail, server};
+use serde_json::json;
 use std::time::Duration;
-
-const JSON: (&str, &str) = ("Content-Type", "application/json");
-
-async fn server() -> (openkeel::allinone::Running, SocketAddr) {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    let conf = dir.join("test.conf");
-    std::fs::write(&conf, "[openkeel]\nstatus_sync_interval = 1\n").unwrap();
-    let config = openkeel::allinone::load_config(&dir, &[conf], &[]).expect("config");
-    let running = openkeel::allinone::start(openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-        config,
-        config_dirs: Vec::new(),
-    })
-    .await
-    .expect("start");
-    let addr = running.addr;
-    (running, addr)
-}
-
-async fn call(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    version: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let b = body.map(|b| b.to_string());
-    let v = format!("container-infra {version}");
-    let r = http(
-        addr,
-        method,
-        path,
-        &[JSON, ("OpenStack-API-Version", v.as_str())],
-        b.as_deref().map(str::as_bytes),
-    )
-    .await
-    .unwrap();
-    let text = r.text();
-    (
-        r.status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
-fn detail(v: &Value) -> &str {
-    v["errors"][0]["detail"].as_str().unwrap_or_default()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn certificate_and_credential_routes() {
     let (srv, addr) = server().await;
-    let (s, t) = call(
+    let (s, t) = call_at(
         addr,
         "POST",
         "/v1/clustertemplates",
@@ -72,7 +27,7 @@ async fn certificate_and_credential_routes() {
     )
     .await;
     assert_eq!(s, 201, "{t}");
-    let (s, t) = call(
+    let (s, t) = call_at(
         addr,
         "POST",
         "/v1/clusters",
@@ -83,7 +38,7 @@ async fn certificate_and_credential_routes() {
     assert_eq!(s, 202, "{t}");
     let uuid = t["uuid"].as_str().unwrap().to_string();
     for _ in 0..200 {
-        let (_, c) = call(addr, "GET", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
+        let (_, c) = call_at(addr, "GET", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
         if c["status"] == "CREATE_COMPLETE" {
             break;
         }
@@ -91,7 +46,7 @@ async fn certificate_and_credential_routes() {
     }
 
     // GET: the CA, with links; by name too.
-    let (s, c) = call(addr, "GET", "/v1/certificates/c1", "1.1", None).await;
+    let (s, c) = call_at(addr, "GET", "/v1/certificates/c1", "1.1", None).await;
     assert_eq!(s, 200, "{c}");
     assert_eq!(c["cluster_uuid"], uuid.as_str());
     let keys: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
@@ -100,15 +55,15 @@ async fn certificate_and_credential_routes() {
         c["links"][0]["href"],
         format!("http://{addr}/v1/certificates/{uuid}").as_str()
     );
-    let (s, e) = call(addr, "GET", "/v1/certificates/nope", "1.1", None).await;
+    let (s, e) = call_at(addr, "GET", "/v1/certificates/nope", "1.1", None).await;
     assert_eq!(s, 404);
     assert_eq!(detail(&e), "Cluster nope could not be found.");
-    let (s, _) = call(addr, "GET", "/v1/certificates", "1.1", None).await;
+    let (s, _) = call_at(addr, "GET", "/v1/certificates", "1.1", None).await;
     assert_eq!(s, 405);
 
     // POST: unknown cluster → 400 (resolved while the body is parsed), missing cluster_uuid
     // → 400 (Magnum: 500), bad CSR → the conductor's InvalidCsr, unknown attribute → 400.
-    let (s, e) = call(
+    let (s, e) = call_at(
         addr,
         "POST",
         "/v1/certificates",
@@ -118,7 +73,7 @@ async fn certificate_and_credential_routes() {
     .await;
     assert_eq!(s, 400, "{e}");
     assert_eq!(detail(&e), "Cluster nope could not be found.");
-    let (s, e) = call(
+    let (s, e) = call_at(
         addr,
         "POST",
         "/v1/certificates",
@@ -128,7 +83,7 @@ async fn certificate_and_credential_routes() {
     .await;
     assert_eq!(s, 400, "{e}");
     assert_eq!(detail(&e), "cluster_uuid is required");
-    let (s, e) = call(
+    let (s, e) = call_at(
         addr,
         "POST",
         "/v1/certificates",
@@ -138,7 +93,7 @@ async fn certificate_and_credential_routes() {
     .await;
     assert_eq!(s, 400, "{e}");
     assert_eq!(detail(&e), "Received invalid csr b'not a csr'.");
-    let (s, e) = call(
+    let (s, e) = call_at(
         addr,
         "POST",
         "/v1/certificates",
@@ -154,7 +109,7 @@ async fn certificate_and_credential_routes() {
 
     // PATCH /v1/credentials: only from 1.12 (below, Magnum's routing 406); the simulator
     // accepts it.
-    let (s, _) = call(
+    let (s, _) = call_at(
         addr,
         "PATCH",
         &format!("/v1/credentials/{uuid}"),
@@ -163,7 +118,7 @@ async fn certificate_and_credential_routes() {
     )
     .await;
     assert_eq!(s, 406);
-    let (s, r) = call(
+    let (s, r) = call_at(
         addr,
         "PATCH",
         &format!("/v1/credentials/{uuid}"),
@@ -175,7 +130,7 @@ async fn certificate_and_credential_routes() {
     assert_eq!(r, json!({"uuid": uuid}));
 
     // PATCH /v1/certificates: rotation accepted → 202 with the uuid; a JSON list is refused.
-    let (s, e) = call(
+    let (s, e) = call_at(
         addr,
         "PATCH",
         "/v1/certificates/c1",
@@ -184,7 +139,7 @@ async fn certificate_and_credential_routes() {
     )
     .await;
     assert_eq!(s, 400, "{e}");
-    let (s, r) = call(addr, "PATCH", "/v1/certificates/c1", "1.1", None).await;
+    let (s, r) = call_at(addr, "PATCH", "/v1/certificates/c1", "1.1", None).await;
     assert_eq!(s, 202, "{r}");
     assert_eq!(r, json!({"uuid": uuid}));
     srv.stop().await.expect("stop");

@@ -5,66 +5,11 @@
 //! simulator driver, which — like magnum-cluster-api — resizes masters to any odd count; the
 //! base driver (Magnum's in-tree default) refuses, which the API crate's tests cover.
 
-use openkeel_tests::http;
-use serde_json::{json, Value};
-use std::net::SocketAddr;
-use std::time::Duration;
+#[path = "common/api.rs"]
+mod api;
 
-async fn server() -> (openkeel::allinone::Running, SocketAddr) {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    let conf = dir.join("test.conf");
-    std::fs::write(&conf, "[openkeel]\nstatus_sync_interval = 1\n").unwrap();
-    let config = openkeel::allinone::load_config(&dir, &[conf], &[]).expect("config");
-    let running = openkeel::allinone::start(openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-        config,
-        config_dirs: Vec::new(),
-    })
-    .await
-    .expect("start");
-    let addr = running.addr;
-    (running, addr)
-}
-
-async fn call(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let b = body.map(|b| b.to_string());
-    let r = http(
-        addr,
-        method,
-        path,
-        &[
-            ("Content-Type", "application/json"),
-            ("OpenStack-API-Version", "container-infra latest"),
-        ],
-        b.as_deref().map(str::as_bytes),
-    )
-    .await
-    .unwrap();
-    let text = r.text();
-    (
-        r.status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
-fn detail(v: &Value) -> &str {
-    v["errors"][0]["detail"].as_str().unwrap_or_default()
-}
-
-async fn wait_status(addr: SocketAddr, cluster: &str, want: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let (_, c) = call(addr, "GET", &format!("/v1/clusters/{cluster}"), None).await;
-        if c["status"] == want {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{cluster} never reached {want}: {c}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
+use api::{call, detail, server, wait_status};
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn master_counts_are_the_drivers_decision() {

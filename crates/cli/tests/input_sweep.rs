@@ -4,26 +4,14 @@
 //! with a template, a complete cluster and its nodegroups in place. Each answer must be
 //! below 500 and carry a JSON body (Magnum's error envelope for errors).
 
+#[path = "common/api.rs"]
+mod api;
+
+use api::server;
 use openkeel_tests::http;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::Duration;
-
-async fn server() -> (openkeel::allinone::Running, SocketAddr) {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    let conf = dir.join("test.conf");
-    std::fs::write(&conf, "[openkeel]\nstatus_sync_interval = 1\n").unwrap();
-    let config = openkeel::allinone::load_config(&dir, &[conf], &[]).expect("config");
-    let running = openkeel::allinone::start(openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-        config,
-        config_dirs: Vec::new(),
-    })
-    .await
-    .expect("start");
-    let addr = running.addr;
-    (running, addr)
-}
 
 const LATEST: (&str, &str) = ("OpenStack-API-Version", "container-infra latest");
 

@@ -6,6 +6,10 @@
 //! captured; then no PEM block, no CSR or key body, and no private-key passphrase stored for
 //! the cluster may appear in it.
 
+#[path = "common/api.rs"]
+mod api;
+
+use api::call_at;
 use openkeel_tests::http;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -33,38 +37,10 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Capture {
     }
 }
 
-async fn call(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    version: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let b = body.map(|b| b.to_string());
-    let v = format!("container-infra {version}");
-    let r = http(
-        addr,
-        method,
-        path,
-        &[
-            ("Content-Type", "application/json"),
-            ("OpenStack-API-Version", v.as_str()),
-        ],
-        b.as_deref().map(str::as_bytes),
-    )
-    .await
-    .unwrap();
-    let text = r.text();
-    (
-        r.status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
 async fn wait_status(addr: SocketAddr, uuid: &str, want: &str) {
     let mut last = Value::Null;
     for _ in 0..400 {
-        let (_, c) = call(addr, "GET", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
+        let (_, c) = call_at(addr, "GET", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
         if c["status"] == want {
             return;
         }
@@ -244,7 +220,7 @@ async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
     .unwrap();
     let (addr, db) = (srv.addr, srv.db.clone());
 
-    let (s, t) = call(
+    let (s, t) = call_at(
         addr,
         "POST",
         "/v1/clustertemplates",
@@ -257,7 +233,7 @@ async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
     )
     .await;
     assert_eq!(s, 201, "{t}");
-    let (s, t) = call(
+    let (s, t) = call_at(
         addr,
         "POST",
         "/v1/clusters",
@@ -292,7 +268,7 @@ async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
     let csr = params.serialize_request(&kp).unwrap().pem().unwrap();
     secret.extend(pem_lines(&csr));
     secret.extend(pem_lines(&kp.serialize_pem()));
-    let (s, r) = call(
+    let (s, r) = call_at(
         addr,
         "POST",
         "/v1/certificates",
@@ -302,7 +278,7 @@ async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
     .await;
     assert_eq!(s, 201, "{r}");
     let signed = r["pem"].as_str().unwrap().to_string();
-    let (s, ca) = call(
+    let (s, ca) = call_at(
         addr,
         "GET",
         &format!("/v1/certificates/{uuid}"),
@@ -314,7 +290,7 @@ async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
 
     // A CSR that does not parse (Magnum echoes it in the error answer; not in a log line).
     let broken = csr.replace("REQUEST-----\n", "REQUEST-----\n!!");
-    let (s, _) = call(
+    let (s, _) = call_at(
         addr,
         "POST",
         "/v1/certificates",
@@ -325,7 +301,7 @@ async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
     assert_eq!(s, 400);
 
     // Rotations: new CAs, keys and passphrases.
-    let (s, r) = call(
+    let (s, r) = call_at(
         addr,
         "PATCH",
         &format!("/v1/credentials/{uuid}"),
@@ -335,7 +311,7 @@ async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
     .await;
     assert_eq!(s, 202, "{r}");
     // (the credential rotation leaves the status as it was)
-    let (s, r) = call(
+    let (s, r) = call_at(
         addr,
         "PATCH",
         &format!("/v1/certificates/{uuid}"),
@@ -347,10 +323,10 @@ async fn flow(extra: &str, barbican: Option<SocketAddr>) -> Vec<String> {
     wait_status(addr, &uuid, "UPDATE_COMPLETE").await;
     secret.extend(collect(db.clone()).await);
 
-    let (s, _) = call(addr, "DELETE", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
+    let (s, _) = call_at(addr, "DELETE", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
     assert_eq!(s, 204);
     for _ in 0..400 {
-        let (s, _) = call(addr, "GET", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
+        let (s, _) = call_at(addr, "GET", &format!("/v1/clusters/{uuid}"), "1.1", None).await;
         if s == 404 {
             break;
         }

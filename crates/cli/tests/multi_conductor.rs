@@ -360,18 +360,7 @@ async fn fleet(
     .await
     .expect("api");
     let addr = api.addr;
-    let (s, t) = api::call(
-        addr,
-        "POST",
-        "/v1/clustertemplates",
-        Some(
-            serde_json::json!({"name": "k8s", "image_id": "ubuntu-jammy", "coe": "kubernetes",
-                    "external_network_id": "public", "flavor_id": "m1.small",
-                    "master_flavor_id": "m1.small"}),
-        ),
-    )
-    .await;
-    assert_eq!(s, 201, "{t}");
+    split::create_template(addr, "k8s").await;
     // Casts are published mandatory: retried until a conductor has declared its queues.
     for i in 0..clusters {
         let (s, c) = api::call(

@@ -5,31 +5,16 @@
 //! (`openkeel_db::lock`: GET_LOCK on MariaDB). The all-in-one server (real conductor,
 //! simulator driver) on SQLite and on MariaDB.
 
+#[path = "common/api.rs"]
+mod api;
+
+use api::server_with;
 use openkeel_tests::http;
 use std::net::SocketAddr;
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 const CREATES: usize = 50;
 const LIMIT: i64 = 7;
-
-async fn server(extra_conf: Option<&str>) -> (openkeel::allinone::Running, SocketAddr) {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    let mut files = Vec::new();
-    if let Some(text) = extra_conf {
-        let f = dir.join("extra.conf");
-        std::fs::write(&f, text).unwrap();
-        files.push(f);
-    }
-    let config = openkeel::allinone::load_config(&dir, &files, &[]).expect("config");
-    let opts = openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().expect("addr")),
-        config,
-        config_dirs: Vec::new(),
-    };
-    let running = openkeel::allinone::start(opts).await.expect("start");
-    let addr = running.addr;
-    (running, addr)
-}
 
 async fn post(addr: SocketAddr, path: &str, body: serde_json::Value) -> (u16, String) {
     let b = body.to_string();
@@ -55,7 +40,7 @@ async fn race(addr: SocketAddr) {
         addr,
         "/v1/quotas",
         serde_json::json!({
-            "project_id": openkeel_api::request::NOAUTH_PROJECT_ID,
+            "project_id": openkeel_auth::noauth::NOAUTH_PROJECT_ID,
             "resource": "Cluster", "hard_limit": LIMIT,
         }),
     )
@@ -103,7 +88,7 @@ async fn race(addr: SocketAddr) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_creates_leave_exactly_the_quota_on_sqlite() {
-    let (srv, addr) = server(None).await;
+    let (srv, addr) = server_with("").await;
     race(addr).await;
     srv.stop().await.expect("stop");
 }
@@ -117,7 +102,7 @@ async fn fifty_concurrent_creates_leave_exactly_the_quota_on_mariadb() {
     openkeel_db::manage::upgrade(&db).await.unwrap();
     db.close().await;
     let conf = format!("[database]\nconnection = {}\n", mdb.url());
-    let (srv, addr) = server(Some(&conf)).await;
+    let (srv, addr) = server_with(&conf).await;
     race(addr).await;
     srv.stop().await.expect("stop");
 }

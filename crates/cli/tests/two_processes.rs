@@ -46,20 +46,7 @@ async fn openstack_coe_flow_through_openkeel_api_and_openkeel_conductor_over_rab
         &exchange,
         &format!("[oslo_messaging_notifications]\ndriver = messagingv2\ntopics = {topic}\n"),
     );
-    let conductor = services::start_conductor(ServiceOptions {
-        config: config.clone(),
-        config_dirs: Vec::new(),
-        bind: None,
-    })
-    .await
-    .expect("conductor");
-    let api = services::start_api(ServiceOptions {
-        config,
-        config_dirs: Vec::new(),
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-    })
-    .await
-    .expect("api");
+    let (conductor, api) = split::start_both(config).await;
 
     let cli = Cli {
         openstack,
@@ -165,18 +152,7 @@ async fn the_api_answers_503_with_magnums_body_when_the_broker_is_unreachable() 
     })
     .await
     .expect("api");
-    let t = openkeel_tests::http(
-        api.addr,
-        "POST",
-        "/v1/clustertemplates",
-        &[("Content-Type", "application/json")],
-        Some(
-            br#"{"name": "t", "image_id": "ubuntu-jammy", "external_network_id": "public", "coe": "kubernetes", "flavor_id": "m1.small", "master_flavor_id": "m1.small"}"#,
-        ),
-    )
-    .await
-    .unwrap();
-    assert_eq!(t.status, 201, "{}", t.text());
+    split::create_template(api.addr, "t").await;
     let r = openkeel_tests::http(
         api.addr,
         "POST",
@@ -222,20 +198,7 @@ async fn a_new_conductor_finishes_what_a_dead_one_left_in_progress() {
         &exchange,
         "[DEFAULT]\nperiodic_enable = false\n",
     );
-    let first = services::start_conductor(ServiceOptions {
-        config: no_loops.clone(),
-        config_dirs: Vec::new(),
-        bind: None,
-    })
-    .await
-    .unwrap();
-    let api = services::start_api(ServiceOptions {
-        config: no_loops,
-        config_dirs: Vec::new(),
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-    })
-    .await
-    .unwrap();
+    let (first, api) = split::start_both(no_loops).await;
     let post = |path: &'static str, body: &'static [u8]| {
         let addr = api.addr;
         async move {
@@ -253,12 +216,7 @@ async fn a_new_conductor_finishes_what_a_dead_one_left_in_progress() {
             .unwrap()
         }
     };
-    let t = post(
-        "/v1/clustertemplates",
-        br#"{"name": "t", "image_id": "ubuntu-jammy", "external_network_id": "public", "coe": "kubernetes", "flavor_id": "m1.small", "master_flavor_id": "m1.small"}"#,
-    )
-    .await;
-    assert_eq!(t.status, 201, "{}", t.text());
+    split::create_template(api.addr, "t").await;
     let c = post(
         "/v1/clusters",
         br#"{"name": "c", "cluster_template_id": "t", "node_count": 1}"#,
@@ -334,20 +292,7 @@ async fn certificates_over_rabbitmq() {
     let dir = tempfile::tempdir().unwrap();
     let exchange = format!("okt-ca-{}", std::process::id());
     let config = service_config(dir.path(), mdb.url(), &exchange);
-    let conductor = services::start_conductor(ServiceOptions {
-        config: config.clone(),
-        config_dirs: Vec::new(),
-        bind: None,
-    })
-    .await
-    .expect("conductor");
-    let api = services::start_api(ServiceOptions {
-        config,
-        config_dirs: Vec::new(),
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-    })
-    .await
-    .expect("api");
+    let (conductor, api) = split::start_both(config).await;
     let cli = Cli {
         openstack,
         endpoint: format!("http://{}/v1", api.addr),

@@ -3,32 +3,16 @@
 //! against the all-in-one server started in-process. Expected bodies are the documents
 //! captured from magnum-api 23.0.0 (`crates/api/tests/data/*.json`, host rewritten).
 
+#[path = "common/api.rs"]
+mod api;
+
+use api::server_with;
 use openkeel_tests::{http, RawResponse};
 use std::net::SocketAddr;
 
 const ROOT: &str = include_str!("../../api/tests/data/root-document.json");
 const V1: &str = include_str!("../../api/tests/data/v1-document.json");
 const CAPTURED_HOST: &str = "127.0.0.1:9611";
-
-async fn server() -> (openkeel::allinone::Running, SocketAddr) {
-    server_with("").await
-}
-
-/// The all-in-one with `conf` as an extra configuration file.
-async fn server_with(conf: &str) -> (openkeel::allinone::Running, SocketAddr) {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    let file = dir.join("extra.conf");
-    std::fs::write(&file, conf).expect("config file");
-    let config = openkeel::allinone::load_config(&dir, &[file], &[]).expect("config");
-    let opts = openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().expect("addr")),
-        config,
-        config_dirs: Vec::new(),
-    };
-    let running = openkeel::allinone::start(opts).await.expect("start");
-    let addr = running.addr;
-    (running, addr)
-}
 
 fn expected(doc: &str, addr: SocketAddr) -> String {
     doc.trim_end_matches('\n')
@@ -71,7 +55,7 @@ const EMPTY_405: &str = r#"{"errors": [{"request_id": "", "code": "", "status": 
 
 #[tokio::test]
 async fn root_document() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let r = http(addr, "GET", "/", &[("Accept", "*/*")], None)
         .await
         .expect("GET /");
@@ -101,7 +85,7 @@ async fn root_document() {
 
 #[tokio::test]
 async fn v1_document_with_and_without_slash() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     for path in ["/v1", "/v1/"] {
         let r = http(addr, "GET", path, &[], None).await.expect("GET /v1");
         assert_eq!(r.status, 200, "{path}");
@@ -114,7 +98,7 @@ async fn v1_document_with_and_without_slash() {
 
 #[tokio::test]
 async fn negotiation() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let cases = [
         ("container-infra latest", "1.14"),
         ("compute latest", "1.14"),
@@ -153,7 +137,7 @@ async fn negotiation() {
 
 #[tokio::test]
 async fn unsupported_versions() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let r = http(
         addr,
         "GET",
@@ -237,7 +221,7 @@ async fn unsupported_versions() {
 
 #[tokio::test]
 async fn routing_errors() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let r = http(addr, "POST", "/", &[], Some(b"{}"))
         .await
         .expect("POST /");
@@ -320,7 +304,7 @@ fn exactly(r: &RawResponse, status: u16, body: &str, version: Option<&str>, allo
 /// 23.0.0 gave it (issue 18; captured with the noauth pipeline, `Accept: application/json`).
 #[tokio::test]
 async fn routing_corners_as_magnum() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let call = |method: &'static str,
                 path: &'static str,
                 version: &'static str,
@@ -694,7 +678,7 @@ async fn routing_corners_as_magnum() {
 
 #[tokio::test]
 async fn outside_the_api_pipeline() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let r = http(addr, "OPTIONS", "/v1/clusters", &[], None)
         .await
         .expect("OPTIONS");
@@ -713,7 +697,7 @@ async fn outside_the_api_pipeline() {
 
 #[tokio::test]
 async fn request_ids_are_fresh() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let a = http(
         addr,
         "GET",
@@ -741,7 +725,7 @@ async fn request_ids_are_fresh() {
 /// A 204 carries no `Content-Length` (RFC 9110 §8.6 forbids it; Magnum sends `0`).
 #[tokio::test]
 async fn no_content_has_no_content_length() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let body = br#"{"name": "t204", "image_id": "ubuntu-jammy", "coe": "kubernetes", "external_network_id": "public"}"#;
     let r = http(
         addr,
@@ -776,7 +760,7 @@ async fn no_content_has_no_content_length() {
 /// so `openstack coe service list` shows it `up`.
 #[tokio::test]
 async fn the_conductor_heartbeat_shows_in_mservices() {
-    let (srv, addr) = server().await;
+    let (srv, addr) = server_with("").await;
     let mut body = serde_json::Value::Null;
     for _ in 0..100 {
         let r = http(addr, "GET", "/v1/mservices", &[], None)
@@ -807,7 +791,7 @@ async fn proxy_headers_are_honoured_only_when_configured() {
         ("X-Forwarded-Proto", "https"),
         ("X-Forwarded-Host", "magnum.example.com"),
     ];
-    let (_off, addr) = server().await;
+    let (_off, addr) = server_with("").await;
     let r = http(addr, "GET", "/v1", &fwd, None).await.expect("GET /v1");
     let body = String::from_utf8_lossy(&r.body).to_string();
     assert!(body.contains(&format!("http://{addr}/v1/")), "{body}");

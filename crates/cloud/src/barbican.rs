@@ -23,8 +23,8 @@
 //! reads it). Payloads (private keys, passphrases) are never logged: only methods, URLs
 //! and statuses are (see [`crate::http`]).
 
-use crate::auth::{Authenticator, Session};
 use crate::http::{HttpClient, Response};
+use crate::session::{Authenticator, Session};
 use crate::settings::{ClientSettings, CloudSettings};
 use reqwest::{Method, Url};
 use serde_json::{json, Value};
@@ -118,12 +118,12 @@ impl BarbicanClient {
     async fn connect(&self) -> Result<Conn, BarbicanError> {
         let session = self.auth.service_session().await.map_err(|e| {
             BarbicanError::Connect(match e {
-                crate::auth::SessionError::NoCredentials => {
+                crate::session::SessionError::NoCredentials => {
                     "Keystone API connection failed: no password or token found.".to_string()
                 }
-                crate::auth::SessionError::Authorization(m)
-                | crate::auth::SessionError::Client(m)
-                | crate::auth::SessionError::Unavailable(m) => m,
+                crate::session::SessionError::Authorization(m)
+                | crate::session::SessionError::Client(m)
+                | crate::session::SessionError::Unavailable(m) => m,
             })
         })?;
         let endpoint = session

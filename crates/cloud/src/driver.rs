@@ -22,8 +22,8 @@
 //! takes `policy` (a string) instead of `policies` (a list), and late enough for the
 //! `soft-*` policies (2.15).
 
-use crate::auth::SessionError;
 use crate::keystone::{join, CallError, Failure, KeystoneCloud, Service};
+use crate::session::SessionError;
 use crate::simulated::SimulatedCloud;
 use crate::validate::{one_network, one_subnet};
 use async_trait::async_trait;

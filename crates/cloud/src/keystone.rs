@@ -18,8 +18,8 @@
 //! `... unexpected client error occurred: ...`); SDK errors Magnum does not catch give a 500
 //! `MagnumException` whose text is openstacksdk's or keystoneauth's.
 
-use crate::auth::{identity_v3, Authenticator, Session, SessionError};
 use crate::http::{HttpClient, Response, TransportError};
+use crate::session::{identity_v3, Authenticator, Session, SessionError};
 use crate::settings::{ClientSettings, CloudSettings};
 use async_trait::async_trait;
 use openkeel_core::cloud::{Cloud, Flavor, Image, NamedResource};

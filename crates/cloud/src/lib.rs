@@ -19,16 +19,19 @@
 //!   part of `enforce_driver_supported`, and `validate_os_resources`), as free functions over
 //!   `&dyn Cloud`, with Magnum's messages.
 //!
+//! * [`session`] (where a request's token and catalogue come from) and [`http`] (the bounded
+//!   outbound client with keystoneauth's error texts) are shared by all of these and by
+//!   `openkeel-auth`'s token validation.
+//!
 //! Settings are plain fields ([`CloudSettings`]) named after `magnum.conf` options; the
 //! integrator fills them from the configuration. Tokens and passwords are never logged.
 
-mod auth;
-pub mod authtoken;
 pub mod barbican;
 pub mod catalog;
 pub mod driver;
-mod http;
+pub mod http;
 pub mod keystone;
+pub mod session;
 pub mod settings;
 pub mod simulated;
 pub mod validate;

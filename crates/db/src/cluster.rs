@@ -2,9 +2,10 @@
 
 use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup, Stats};
 
-use crate::backend::{retry_on_deadlock, utcnow, Conn, Val};
+use crate::backend::{retry_on_deadlock, utcnow, Val};
 use crate::ident::{identity_filter, Ident};
 use crate::record::{self, q, record, Page, Record, Where};
+use crate::rows::{check_update_fields, fetch_by_id_on, insert_and_fetch, update_tx};
 use crate::{nodegroup, Database, DbError, Scope};
 
 record!(Cluster, "cluster", [
@@ -417,29 +418,6 @@ pub async fn count(db: &Database, scope: &Scope, filters: &ClusterFilters) -> Re
     record::count_where::<Cluster>(&mut c.conn(), &w).await
 }
 
-/// Which of `uuids` have a cluster row (in any project): one statement.
-pub async fn existing_uuids(db: &Database, uuids: &[String]) -> Result<Vec<String>, DbError> {
-    if uuids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut w = Where::new();
-    w.in_list(
-        "uuid",
-        uuids.iter().map(|u| Val::from(u.as_str())).collect(),
-    );
-    let mut c = db.acquire().await?;
-    let mut conn = c.conn();
-    let sql = format!("SELECT {} FROM {}{}", q("uuid"), q("cluster"), w.sql());
-    let rows = conn.fetch_all(&sql, w.args()).await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        if let Some(u) = r.opt_string_at(0)? {
-            out.push(u);
-        }
-    }
-    Ok(out)
-}
-
 /// The number of `scope`'s clusters and how many of them are among `uuids`, from one
 /// statement (so both of one snapshot: a row inserted meanwhile is in both or in neither).
 pub async fn count_among(
@@ -590,29 +568,6 @@ fn already_exists(e: DbError, c: &Cluster) -> DbError {
     }
 }
 
-pub(crate) async fn insert_and_fetch<T: Record>(db: &Database, record: &T) -> Result<T, DbError> {
-    let mut tx = db.begin().await?;
-    let r: Result<_, DbError> = async {
-        Ok({
-            let mut conn = tx.conn();
-            let id = record::insert(&mut conn, record).await?;
-            fetch_by_id_on::<T>(&mut conn, id).await?
-        })
-    }
-    .await;
-    tx.finish(r).await
-}
-
-pub(crate) async fn fetch_by_id_on<T: Record>(conn: &mut Conn<'_>, id: i64) -> Result<T, DbError> {
-    let mut w = Where::new();
-    w.eq("id", id);
-    record::select_where::<T>(conn, &w, false)
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(|| DbError::SchemaState(format!("row {id} of {} vanished", T::TABLE)))
-}
-
 /// `destroy_cluster` (by id or uuid, not scoped): deletes the row only, as Magnum's DB API.
 /// Use [`destroy_with_nodegroups`] for the conductor's deletion of a cluster.
 pub async fn destroy(db: &Database, ident: &str) -> Result<(), DbError> {
@@ -665,64 +620,6 @@ pub async fn update(
     retry_on_deadlock!(update_tx(db, &w, values, &fields, || {
         DbError::ClusterNotFound(ident.to_string())
     }))
-}
-
-/// The refusals of Magnum's `update_*`: no `uuid` ("Cannot overwrite UUID for an existing
-/// <Kind>."), and no `id`.
-pub(crate) fn check_update_fields<T: Record>(
-    fields: &[&str],
-    kind: &str,
-) -> Result<Vec<&'static str>, DbError> {
-    if fields.contains(&"uuid") {
-        return Err(DbError::InvalidParameterValue(format!(
-            "Cannot overwrite UUID for an existing {kind}."
-        )));
-    }
-    check_no_id::<T>(fields, kind)
-}
-
-pub(crate) fn check_no_id<T: Record>(
-    fields: &[&str],
-    kind: &str,
-) -> Result<Vec<&'static str>, DbError> {
-    if fields.contains(&"id") {
-        return Err(DbError::InvalidParameterValue(format!(
-            "Cannot overwrite ID for an existing {kind}."
-        )));
-    }
-    record::check_fields::<T>(fields)
-}
-
-/// Select the single row matching `w` for update, write `fields`, return the new row.
-pub(crate) async fn update_tx<T: Record>(
-    db: &Database,
-    w: &Where,
-    values: &T,
-    fields: &[&'static str],
-    not_found: impl Fn() -> DbError,
-) -> Result<T, DbError> {
-    let mut tx = db.begin().await?;
-    let r: Result<_, DbError> = async {
-        Ok({
-            let mut conn = tx.conn();
-            let current = record::select_where::<T>(&mut conn, w, true)
-                .await?
-                .into_iter()
-                .next()
-                .ok_or_else(&not_found)?;
-            if record::update_row(&mut conn, &current, values, fields).await? {
-                let id = match current.get("id") {
-                    Some(Val::Int(id)) => id,
-                    _ => 0,
-                };
-                fetch_by_id_on::<T>(&mut conn, id).await?
-            } else {
-                current
-            }
-        })
-    }
-    .await;
-    tx.finish(r).await
 }
 
 /// The fields whose values differ between `old` and `new`, for [`update`]

@@ -4,9 +4,9 @@
 use openkeel_core::objects::{Cluster, ClusterTemplate, StringMap};
 
 use crate::backend::{retry_on_deadlock, utcnow, Val};
-use crate::cluster::{check_update_fields, insert_and_fetch};
 use crate::ident::{identity_filter, Ident};
 use crate::record::{self, q, record, Page, Where};
+use crate::rows::{check_update_fields, insert_and_fetch};
 use crate::{Database, DbError, Scope};
 
 record!(ClusterTemplate, "cluster_template", [
@@ -323,7 +323,7 @@ async fn update_tx(
                 return Err(DbError::ClusterTemplateReferenced(ident.to_string()));
             }
             if record::update_row(&mut conn, &current, values, fields).await? {
-                crate::cluster::fetch_by_id_on::<ClusterTemplate>(&mut conn, i64::from(current.id))
+                crate::rows::fetch_by_id_on::<ClusterTemplate>(&mut conn, i64::from(current.id))
                     .await?
             } else {
                 current

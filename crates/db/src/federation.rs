@@ -3,9 +3,9 @@
 use openkeel_core::objects::{Federation, FederationStatus, StringMap};
 
 use crate::backend::{retry_on_deadlock, utcnow, Val};
-use crate::cluster::{check_update_fields, insert_and_fetch, update_tx};
 use crate::ident::{identity_filter, Ident};
 use crate::record::{self, record, Page, Where};
+use crate::rows::{check_update_fields, insert_and_fetch, update_tx};
 use crate::{Database, DbError, Scope};
 
 record!(Federation, "federation", [

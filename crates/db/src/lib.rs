@@ -27,6 +27,7 @@ pub mod manage;
 pub mod nodegroup;
 pub mod quota;
 mod record;
+mod rows;
 mod scope;
 mod url;
 pub mod x509keypair;

@@ -3,8 +3,8 @@
 use openkeel_core::objects::MagnumService;
 
 use crate::backend::{retry_on_deadlock, utcnow, Val};
-use crate::cluster::{check_no_id, fetch_by_id_on, insert_and_fetch};
 use crate::record::{self, record, Page, Where};
+use crate::rows::{check_no_id, fetch_by_id_on, insert_and_fetch};
 use crate::{Database, DbError};
 
 record!(MagnumService, "magnum_service", [

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use openkeel_core::objects::{ClusterStatus, NodeGroup};
 
 use crate::backend::{retry_on_deadlock, utcnow, Conn, Val};
-use crate::cluster::{check_no_id, insert_and_fetch, update_tx};
 use crate::ident::{identity_filter, Ident};
 use crate::record::{self, record, Page, Where};
+use crate::rows::{check_no_id, insert_and_fetch, update_tx};
 use crate::{Database, DbError, Scope};
 
 record!(NodeGroup, "nodegroup", [

@@ -4,8 +4,8 @@
 use openkeel_core::objects::Quota;
 
 use crate::backend::{retry_on_deadlock, utcnow, Val};
-use crate::cluster::{check_no_id, insert_and_fetch, update_tx};
 use crate::record::{self, record, Page, Where};
+use crate::rows::{check_no_id, insert_and_fetch, update_tx};
 use crate::{Database, DbError};
 
 record!(Quota, "quotas", [

@@ -3,9 +3,9 @@
 use openkeel_core::objects::X509KeyPair;
 
 use crate::backend::{retry_on_deadlock, utcnow};
-use crate::cluster::{check_update_fields, insert_and_fetch, update_tx};
 use crate::ident::{identity_filter, Ident};
 use crate::record::{self, record, Page, Where};
+use crate::rows::{check_update_fields, insert_and_fetch, update_tx};
 use crate::{Database, DbError, Scope};
 
 record!(X509KeyPair, "x509keypair", [

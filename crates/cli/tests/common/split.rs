@@ -64,3 +64,47 @@ pub fn service_conf_text(
          {extra}"
     )
 }
+
+/// `openkeel-conductor`, then `openkeel-api` on a free loopback port, both from `config`.
+pub async fn start_both(
+    config: openkeel_core::config::Config,
+) -> (
+    openkeel::services::RunningConductor,
+    openkeel::services::RunningApi,
+) {
+    let conductor = openkeel::services::start_conductor(openkeel::services::ServiceOptions {
+        config: config.clone(),
+        config_dirs: Vec::new(),
+        bind: None,
+    })
+    .await
+    .expect("conductor");
+    let api = openkeel::services::start_api(openkeel::services::ServiceOptions {
+        config,
+        config_dirs: Vec::new(),
+        bind: Some("127.0.0.1:0".parse().expect("address")),
+    })
+    .await
+    .expect("api");
+    (conductor, api)
+}
+
+/// Create the cluster template `name` of the simulated cloud (`ubuntu-jammy`, `public`,
+/// `m1.small`) through the API at `addr`, as noauth's identity; it must answer 201.
+pub async fn create_template(addr: std::net::SocketAddr, name: &str) {
+    let body = serde_json::json!({
+        "name": name, "image_id": "ubuntu-jammy", "external_network_id": "public",
+        "coe": "kubernetes", "flavor_id": "m1.small", "master_flavor_id": "m1.small",
+    })
+    .to_string();
+    let r = openkeel_tests::http(
+        addr,
+        "POST",
+        "/v1/clustertemplates",
+        &[("Content-Type", "application/json")],
+        Some(body.as_bytes()),
+    )
+    .await
+    .expect("POST /v1/clustertemplates");
+    assert_eq!(r.status, 201, "{}", r.text());
+}

@@ -19,10 +19,10 @@
 //! Keystone unreachable or refusing the service credentials gives [`AuthFailure::Unavailable`]
 //! (keystonemiddleware's 503). Tokens are never logged.
 
-use crate::auth::{Authenticator, Session, SessionError};
-use crate::catalog::Catalog;
-use crate::http::HttpClient;
-use crate::settings::CloudSettings;
+use openkeel_cloud::catalog::Catalog;
+use openkeel_cloud::http::HttpClient;
+use openkeel_cloud::session::{identity_v3, Authenticator, Session, SessionError};
+use openkeel_cloud::CloudSettings;
 use reqwest::{Method, Url};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -571,7 +571,7 @@ impl AuthToken {
                 .unwrap_or_default()
                 .to_string(),
         };
-        let mut url = crate::auth::identity_v3(&base).map_err(FetchError::Unavailable)?;
+        let mut url = identity_v3(&base).map_err(FetchError::Unavailable)?;
         if let Ok(mut segs) = url.path_segments_mut() {
             segs.push("auth").push("tokens");
         }

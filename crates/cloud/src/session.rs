@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 /// A token and the catalogue to find endpoints in.
 #[derive(Clone)]
-pub(crate) struct Session {
+pub struct Session {
     pub token: String,
     pub catalog: Catalog,
     /// True when the token is the cached service token.
@@ -43,7 +43,7 @@ fn token_project_id(body: &Value) -> Option<String> {
 /// Why no session could be built, in the classes Magnum's `wrap_keystone_exception` tells
 /// apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SessionError {
+pub enum SessionError {
     /// No token, no token body, not admin (Magnum's own `AuthorizationFailure`).
     NoCredentials,
     /// keystoneauth `AuthorizationFailure` (`reason: <msg>`).
@@ -77,7 +77,7 @@ struct CachedToken {
     refresh_after: i64,
 }
 
-pub(crate) struct Authenticator {
+pub struct Authenticator {
     settings: Arc<CloudSettings>,
     http: HttpClient,
     service: Mutex<Option<CachedToken>>,
@@ -91,7 +91,7 @@ fn present(v: &Option<String>) -> Option<&str> {
 
 /// The Keystone v3 root under an auth URL (`http://h:5000` and `http://h:5000/v3` both give
 /// `http://h:5000/v3`).
-pub(crate) fn identity_v3(auth_url: &str) -> Result<Url, String> {
+pub fn identity_v3(auth_url: &str) -> Result<Url, String> {
     let mut url =
         Url::parse(auth_url.trim()).map_err(|e| format!("Invalid identity URL {auth_url}: {e}"))?;
     let last_is_v3 = url

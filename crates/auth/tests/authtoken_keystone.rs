@@ -4,7 +4,7 @@
 //! credentials.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use openkeel_cloud::authtoken::{AuthFailure, AuthToken, AuthTokenSettings};
+use openkeel_auth::authtoken::{AuthFailure, AuthToken, AuthTokenSettings};
 use openkeel_cloud::{CloudSettings, KeystoneAuthSettings};
 
 fn settings(ks: &openkeel_tests::Keystone, password: &str) -> AuthTokenSettings {

@@ -1,7 +1,9 @@
-//! Shared harness of `tests/clusters.rs` and `tests/nodegroups.rs`: a real database (a
+//! The one harness of the API's HTTP-level tests (`tests/*.rs`): a real database (a
 //! temporary SQLite file, and a fresh MariaDB database when `OPENKEEL_TEST_MYSQL_URL` is
 //! set), a recording conductor, a fake cloud with the reference rig's stub data, Magnum's
-//! default policy and a one-driver catalogue, driven through `openkeel_api::router`.
+//! default policy and a one-driver catalogue, driven through `openkeel_api::router`; the
+//! callers' identities, the requests and their answers, `on_both!`, and the rows the
+//! conductor would have written.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,31 +27,63 @@ use tower::ServiceExt;
 
 // ---- fakes ----
 
-/// The reference rig's stubcloud data.
+/// The reference rig's stubcloud data; Keystone knows every project except those named
+/// `nonexistent*`.
 pub struct FakeCloud;
+
+const IMAGES: &[(&str, &str, Option<&str>)] = &[
+    (
+        "5c1b4a0e-7f52-4a3e-9b7f-0a0d1a1e0001",
+        "ubuntu-jammy",
+        Some("ubuntu"),
+    ),
+    (
+        "5c1b4a0e-7f52-4a3e-9b7f-0a0d1a1e0002",
+        "fedora-coreos-40",
+        Some("fedora-coreos"),
+    ),
+    ("5c1b4a0e-7f52-4a3e-9b7f-0a0d1a1e0003", "no-distro", None),
+    (
+        "5c1b4a0e-7f52-4a3e-9b7f-0a0d1a1e0004",
+        "windows-2022",
+        Some("windows"),
+    ),
+    (
+        "5c1b4a0e-7f52-4a3e-9b7f-0a0d1a1e0005",
+        "dup-image",
+        Some("ubuntu"),
+    ),
+    (
+        "5c1b4a0e-7f52-4a3e-9b7f-0a0d1a1e0006",
+        "dup-image",
+        Some("ubuntu"),
+    ),
+    (
+        "5c1b4a0e-7f52-4a3e-9b7f-0a0d1a1e0007",
+        "coreos-old",
+        Some("coreos"),
+    ),
+];
 
 #[async_trait]
 impl Cloud for FakeCloud {
     async fn find_image(&self, _: &RequestContext, name_or_id: &str) -> Result<Image, MagnumError> {
-        let images = [
-            ("img-ubuntu", "ubuntu-jammy", Some("ubuntu")),
-            ("img-fcos", "fedora-coreos-40", Some("fedora-coreos")),
-            ("img-nodistro", "no-distro", None),
-        ];
-        match images
+        let found: Vec<_> = IMAGES
             .iter()
-            .find(|(id, name, _)| *id == name_or_id || *name == name_or_id)
-        {
-            None => Err(MagnumError::new(
-                ErrorKind::ImageNotFound,
-                &[("image_id", &name_or_id)],
-            )),
-            Some((id, name, distro)) => Ok(Image {
+            .filter(|(id, name, _)| *id == name_or_id || *name == name_or_id)
+            .collect();
+        match found.as_slice() {
+            [] => Err(MagnumError::new(ErrorKind::ImageNotFound, &[("image_id", &name_or_id)])),
+            [(id, name, distro)] => Ok(Image {
                 id: (*id).into(),
                 name: Some((*name).into()),
                 os_distro: distro.map(str::to_string),
                 ..Default::default()
             }),
+            _ => Err(MagnumError::with_message(
+                ErrorKind::Conflict,
+                format!("Multiple images exist with same name '{name_or_id}'. Please use the image ID instead."),
+            )),
         }
     }
 
@@ -81,37 +115,52 @@ impl Cloud for FakeCloud {
         _: &RequestContext,
     ) -> Result<Vec<NamedResource>, MagnumError> {
         Ok(vec![NamedResource {
-            id: "net-public".into(),
+            id: "8f3f1b52-1b1e-4c1e-9a55-5e2a7d000001".into(),
             name: "public".into(),
         }])
     }
 
     async fn list_networks(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(["public", "private", "shared-net"]
-            .iter()
-            .map(|n| NamedResource {
-                id: format!("net-{n}"),
-                name: (*n).into(),
-            })
-            .collect())
+        Ok(vec![
+            NamedResource {
+                id: "8f3f1b52-1b1e-4c1e-9a55-5e2a7d000001".into(),
+                name: "public".into(),
+            },
+            NamedResource {
+                id: "8f3f1b52-1b1e-4c1e-9a55-5e2a7d000002".into(),
+                name: "private".into(),
+            },
+            NamedResource {
+                id: "8f3f1b52-1b1e-4c1e-9a55-5e2a7d000003".into(),
+                name: "shared-net".into(),
+            },
+        ])
     }
 
     async fn list_subnets(&self, _: &RequestContext) -> Result<Vec<NamedResource>, MagnumError> {
-        Ok(["private-subnet", "public-subnet"]
-            .iter()
-            .map(|n| NamedResource {
-                id: format!("sub-{n}"),
-                name: (*n).into(),
-            })
-            .collect())
+        Ok(vec![
+            NamedResource {
+                id: "b0b5e2c4-2d6c-4f0a-8a63-3c1d9e000001".into(),
+                name: "private-subnet".into(),
+            },
+            NamedResource {
+                id: "b0b5e2c4-2d6c-4f0a-8a63-3c1d9e000002".into(),
+                name: "public-subnet".into(),
+            },
+        ])
     }
 
-    async fn project_exists(&self, _: &RequestContext, _: &str) -> Result<bool, MagnumError> {
-        Ok(true)
+    async fn project_exists(
+        &self,
+        _: &RequestContext,
+        project_id: &str,
+    ) -> Result<bool, MagnumError> {
+        Ok(!project_id.starts_with("nonexistent"))
     }
 }
 
-/// One installed driver providing (vm, ubuntu, kubernetes).
+/// One installed driver, `k8s_fake_v1`, providing (vm, ubuntu, kubernetes) — the reference
+/// rig's driver set-up.
 pub struct OneDriver;
 
 impl DriverCatalog for OneDriver {
@@ -120,8 +169,18 @@ impl DriverCatalog for OneDriver {
         st: Option<&str>,
         os: Option<&str>,
         coe: Option<&str>,
-        _driver: Option<&str>,
+        driver: Option<&str>,
     ) -> Result<(), MagnumError> {
+        if let Some(d) = driver {
+            return if d == "k8s_fake_v1" {
+                Ok(())
+            } else {
+                Err(MagnumError::new(
+                    ErrorKind::ClusterDriverNotSupported,
+                    &[("driver_name", &d)],
+                ))
+            };
+        }
         if (st, os, coe) == (Some("vm"), Some("ubuntu"), Some("kubernetes")) {
             return Ok(());
         }
@@ -353,14 +412,27 @@ pub struct Api {
     pub app: axum::Router,
     pub db: Database,
     pub conductor: Arc<Recorder>,
-    _file: Option<TempFile>,
+    _file: Option<SqliteFile>,
     _guard: Option<openkeel_tests::MysqlDatabase>,
 }
 
-/// A temporary SQLite file, removed on drop.
-struct TempFile(std::path::PathBuf);
+/// A temporary SQLite database file, removed (with its journal files) on drop.
+pub struct SqliteFile(std::path::PathBuf);
 
-impl Drop for TempFile {
+impl SqliteFile {
+    /// A new, migrated database in a file named after `prefix`.
+    pub async fn create(prefix: &str) -> (Database, SqliteFile) {
+        let path =
+            std::env::temp_dir().join(format!("{prefix}-{}.db", uuid::Uuid::new_v4().simple()));
+        let file = SqliteFile(path);
+        let url = format!("sqlite:///{}", file.0.display());
+        let db = Database::connect(&url).await.expect("sqlite file");
+        openkeel_db::manage::upgrade(&db).await.expect("schema");
+        (db, file)
+    }
+}
+
+impl Drop for SqliteFile {
     fn drop(&mut self) {
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let mut p = self.0.clone().into_os_string();
@@ -370,18 +442,31 @@ impl Drop for TempFile {
     }
 }
 
-fn state_for(db: Database, conductor: Arc<Recorder>, quota: i64) -> ApiState {
-    let enforcer = openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions {
+/// A fresh, migrated MariaDB database, or `None` where there is none (which fails under
+/// `CI=true`: `openkeel_tests::fresh_mysql_database`).
+pub async fn mariadb_db() -> Option<(Database, openkeel_tests::MysqlDatabase)> {
+    let guard = openkeel_tests::fresh_mysql_database().await?;
+    let db = Database::connect(guard.url()).await.expect("mariadb");
+    openkeel_db::manage::upgrade(&db).await.expect("schema");
+    Some((db, guard))
+}
+
+/// Magnum's default policy.
+pub fn default_policy() -> openkeel_auth::Enforcer {
+    openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions {
         policy_file: None,
         policy_dirs: Vec::new(),
         ..Default::default()
     })
-    .expect("policy");
+    .expect("policy")
+}
+
+fn state_for(db: Database, conductor: Arc<Recorder>, quota: i64) -> ApiState {
     ApiState {
         db: Some(db),
         cloud: Some(Arc::new(FakeCloud)),
         drivers: Some(Arc::new(OneDriver)),
-        policy: Some(Arc::new(enforcer)),
+        policy: Some(Arc::new(default_policy())),
         conductor: Some(conductor),
         template_settings: TemplateSettings::default(),
         clusters: openkeel_api::resources::clusters::ClusterSettings {
@@ -395,7 +480,7 @@ fn state_for(db: Database, conductor: Arc<Recorder>, quota: i64) -> ApiState {
 
 fn build(
     db: Database,
-    file: Option<TempFile>,
+    file: Option<SqliteFile>,
     guard: Option<openkeel_tests::MysqlDatabase>,
 ) -> Api {
     let conductor = Arc::new(Recorder::default());
@@ -410,20 +495,12 @@ fn build(
 }
 
 pub async fn sqlite() -> Api {
-    let path = std::env::temp_dir().join(format!(
-        "openkeel-api-clusters-{}.db",
-        uuid::Uuid::new_v4().simple()
-    ));
-    let url = format!("sqlite:///{}", path.display());
-    let db = Database::connect(&url).await.expect("sqlite file");
-    openkeel_db::manage::upgrade(&db).await.expect("schema");
-    build(db, Some(TempFile(path)), None)
+    let (db, file) = SqliteFile::create("openkeel-api-tests").await;
+    build(db, Some(file), None)
 }
 
 pub async fn mariadb() -> Option<Api> {
-    let guard = openkeel_tests::fresh_mysql_database().await?;
-    let db = Database::connect(guard.url()).await.expect("mariadb");
-    openkeel_db::manage::upgrade(&db).await.expect("schema");
+    let (db, guard) = mariadb_db().await?;
     Some(build(db, None, Some(guard)))
 }
 
@@ -438,13 +515,25 @@ impl Api {
     }
 }
 
+/// Run each scenario (an `async fn(T)`) on SQLite, and on MariaDB when one is available:
+/// `on_both!(a, b)` with this harness's [`Api`] (the test file declares `mod common`), or
+/// `on_both!(using on_sqlite, on_mariadb; a, b)` with the file's own constructors
+/// (`async fn() -> T` and `async fn() -> Option<T>`).
 macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
+    (using $sqlite:ident, $mariadb:ident; $($name:ident),* $(,)?) => {
         mod sqlite_backend {
-            $( #[tokio::test] async fn $name() { super::$name(super::support::sqlite().await).await; } )*
+            $( #[tokio::test] async fn $name() { super::$name(super::$sqlite().await).await; } )*
         }
         mod mariadb_backend {
-            $( #[tokio::test] async fn $name() { if let Some(api) = super::support::mariadb().await { super::$name(api).await; } } )*
+            $( #[tokio::test] async fn $name() { if let Some(api) = super::$mariadb().await { super::$name(api).await; } } )*
+        }
+    };
+    ($($name:ident),* $(,)?) => {
+        mod sqlite_backend {
+            $( #[tokio::test] async fn $name() { super::$name(super::common::sqlite().await).await; } )*
+        }
+        mod mariadb_backend {
+            $( #[tokio::test] async fn $name() { if let Some(api) = super::common::mariadb().await { super::$name(api).await; } } )*
         }
     };
 }
@@ -481,15 +570,20 @@ impl Resp {
 /// Who is calling.
 #[derive(Clone, Copy, Debug)]
 pub enum Who {
-    /// An admin of `admin-project` (user `admin`).
+    /// No identity headers: noauth's default identity (an admin of `noauth-project`).
     Admin,
+    /// An admin of `admin-project` (user `admin`).
+    ProjectAdmin,
     /// A member of the named project (user `<project>-user`).
     Member(&'static str),
-    /// A reader of the named project.
+    /// A reader (no member role) of the named project.
     Reader(&'static str),
 }
 
 pub const HOST: &str = "magnum.example.com:9511";
+
+/// The newest microversion, which the tests ask for unless they test another.
+pub const LATEST: &str = "1.14";
 
 pub async fn call_app(
     app: &axum::Router,
@@ -502,20 +596,23 @@ pub async fn call_app(
     let mut b = Request::builder()
         .method(method)
         .uri(path)
-        .header("host", HOST)
-        .header("X-Auth-Token", "t");
+        .header("host", HOST);
     if let Some(v) = version {
         b = b.header("OpenStack-API-Version", format!("container-infra {v}"));
     }
-    let (user, project, roles) = match who {
-        Who::Admin => ("admin".to_string(), "admin-project", "admin,member,reader"),
-        Who::Member(p) => (format!("{p}-user"), p, "member,reader"),
-        Who::Reader(p) => (format!("{p}-user"), p, "reader"),
+    let identity = match who {
+        Who::Admin => None,
+        Who::ProjectAdmin => Some(("admin".to_string(), "admin-project", "admin,member,reader")),
+        Who::Member(p) => Some((format!("{p}-user"), p, "member,reader")),
+        Who::Reader(p) => Some((format!("{p}-user"), p, "reader")),
     };
-    b = b
-        .header("X-User-Id", user)
-        .header("X-Project-Id", project)
-        .header("X-Roles", roles);
+    if let Some((user, project, roles)) = identity {
+        b = b
+            .header("X-User-Id", user)
+            .header("X-Project-Id", project)
+            .header("X-Roles", roles)
+            .header("X-Auth-Token", "t");
+    }
     let req = match body {
         Some(text) => b
             .header("content-type", "application/json")
@@ -523,6 +620,11 @@ pub async fn call_app(
         None => b.body(Body::empty()),
     }
     .unwrap();
+    send(app, req).await
+}
+
+/// Send `req` to `app` and read the whole answer.
+pub async fn send(app: &axum::Router, req: Request<Body>) -> Resp {
     let resp = app.clone().oneshot(req).await.unwrap();
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
@@ -546,8 +648,28 @@ impl Api {
         call_app(&self.app, who, method, path, body, Some(version)).await
     }
 
-    pub async fn get(&self, path: &str, version: &str) -> Resp {
-        self.call(Who::Admin, "GET", path, None, version).await
+    /// `GET path` at the newest microversion.
+    pub async fn get(&self, who: Who, path: &str) -> Resp {
+        self.call(who, "GET", path, None, LATEST).await
+    }
+
+    /// `GET path` at `version`, as the admin of `admin-project`.
+    pub async fn get_at(&self, path: &str, version: &str) -> Resp {
+        self.call(Who::ProjectAdmin, "GET", path, None, version)
+            .await
+    }
+
+    /// A request with the given `Content-Type` (or none) and body, as noauth's identity and
+    /// without a microversion header.
+    pub async fn raw(&self, method: &str, path: &str, ctype: Option<&str>, body: &str) -> Resp {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", HOST);
+        if let Some(c) = ctype {
+            b = b.header("content-type", c);
+        }
+        send(&self.app, b.body(Body::from(body.to_string())).unwrap()).await
     }
 }
 
