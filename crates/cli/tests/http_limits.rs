@@ -8,7 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::net::SocketAddr;
+#[path = "common/api.rs"]
+mod api;
+
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -19,21 +21,6 @@ const LIMITS: &str = "[openkeel]\n\
     api_header_read_timeout = 2\n\
     api_max_header_size = 8192\n\
     api_max_connections = 4\n";
-
-async fn server() -> (openkeel::allinone::Running, SocketAddr) {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    let file = dir.join("limits.conf");
-    std::fs::write(&file, LIMITS).expect("config file");
-    let config = openkeel::allinone::load_config(&dir, &[file], &[]).expect("config");
-    let opts = openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().expect("addr")),
-        config,
-        config_dirs: Vec::new(),
-    };
-    let running = openkeel::allinone::start(opts).await.expect("start");
-    let addr = running.addr;
-    (running, addr)
-}
 
 /// Read until the server closes the connection (or `within` passes): what it sent, and
 /// whether it closed.
@@ -65,7 +52,7 @@ const POST_HEAD: &str = "POST /v1/clustertemplates HTTP/1.1\r\nHost: t\r\n\
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_clients_meet_the_limits() {
-    let (running, addr) = server().await;
+    let (running, addr) = api::server_with(LIMITS).await;
 
     // A body declared at 1 GiB: 413 at once, from the headers alone.
     let mut s = TcpStream::connect(addr).await.unwrap();
