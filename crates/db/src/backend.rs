@@ -463,12 +463,14 @@ impl Conn<'_> {
         self.statements.fetch_add(1, Ordering::Relaxed);
         Ok(match &mut self.kind {
             ConnKind::MySql(c) => {
-                bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
+                match bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
                     .fetch_all(&mut **c)
-                    .await?
-                    .into_iter()
-                    .map(Row::MySql)
-                    .collect()
+                    .await
+                {
+                    Ok(rows) => rows.into_iter().map(Row::MySql).collect(),
+                    Err(e) if unrepresentable_argument(&e, args) => Vec::new(),
+                    Err(e) => return Err(e.into()),
+                }
             }
             ConnKind::Sqlite(c) => {
                 bind_all!(sqlx::query::<Sqlite>(AssertSqlSafe(sql.to_string())), args)
@@ -497,7 +499,13 @@ impl Conn<'_> {
             ConnKind::MySql(c) => {
                 let q = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args);
                 let mut rows = q.fetch(&mut **c);
-                while let Some(r) = rows.try_next().await? {
+                loop {
+                    let r = match rows.try_next().await {
+                        Ok(Some(r)) => r,
+                        Ok(None) => break,
+                        Err(e) if unrepresentable_argument(&e, args) => break,
+                        Err(e) => return Err(e.into()),
+                    };
                     out.push(f(&Row::MySql(r))?);
                 }
             }
@@ -526,7 +534,13 @@ impl Conn<'_> {
             ConnKind::MySql(c) => {
                 let q = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args);
                 let mut rows = q.fetch(&mut **c);
-                while let Some(r) = rows.try_next().await? {
+                loop {
+                    let r = match rows.try_next().await {
+                        Ok(Some(r)) => r,
+                        Ok(None) => break,
+                        Err(e) if unrepresentable_argument(&e, args) => break,
+                        Err(e) => return Err(e.into()),
+                    };
                     f(&Row::MySql(r))?;
                 }
             }
@@ -619,6 +633,26 @@ impl Row {
     pub(crate) fn opt_datetime(&self, col: &str) -> Result<Option<NaiveDateTime>, sqlx::Error> {
         get!(self, Option<NaiveDateTime>, col)
     }
+}
+
+/// True when MySQL refused a statement with "Illegal mix of collations" (1267, 1270, 1271)
+/// because an argument holds characters outside the Basic Multilingual Plane, which the
+/// session's `utf8` (utf8mb3, as oslo.db connects) cannot represent, compared with a utf8mb4
+/// column (the `nodegroup` and `federation` tables of a utf8mb4 database). No stored value can
+/// equal such an argument through this session, so a read matches no row (Magnum answers 500
+/// with the database error; docs/differences.md). A collation mix without such an argument (a
+/// schema fault) stays an error.
+fn unrepresentable_argument(e: &sqlx::Error, args: &[Val]) -> bool {
+    let collation_mix = match e {
+        sqlx::Error::Database(d) => d
+            .try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+            .is_some_and(|m| matches!(m.number(), 1267 | 1270 | 1271)),
+        _ => false,
+    };
+    collation_mix
+        && args
+            .iter()
+            .any(|a| matches!(a, Val::Text(s) if s.chars().any(|c| u32::from(c) > 0xFFFF)))
 }
 
 /// True when the error is a unique-key violation (MySQL 1062, SQLite `SQLITE_CONSTRAINT_UNIQUE`

@@ -661,3 +661,35 @@ async fn concurrent_writers() {
         );
     });
 }
+
+/// A name with characters outside the Basic Multilingual Plane matches no row. On MariaDB,
+/// oslo.db's `utf8` session cannot represent them, and comparing them with a utf8mb4 column
+/// (`federation`, `nodegroup` in a utf8mb4 database) is refused with "Illegal mix of
+/// collations" (Magnum's 500); found by the HTTP fuzzer (`bench/http_fuzz.sh`).
+#[tokio::test]
+async fn names_outside_the_bmp_match_no_row() {
+    on_every_backend!(|db, _backend| {
+        let p1 = Scope::project("p1");
+        let name = "\u{e9}\u{4e2d}\u{1f600}";
+        let err = federation::get_by_name(db, &p1, name).await.unwrap_err();
+        assert!(
+            matches!(err, DbError::FederationNotFound(_)),
+            "{_backend}: {err}"
+        );
+        let err = federation::get(db, &p1, name).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DbError::FederationNotFound(_) | DbError::InvalidIdentity(_)
+            ),
+            "{_backend}: {err}"
+        );
+        let err = openkeel_db::nodegroup::get(db, &p1, "c-uuid", name)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, DbError::NodeGroupNotFound(_)),
+            "{_backend}: {err}"
+        );
+    });
+}
