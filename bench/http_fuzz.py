@@ -258,7 +258,7 @@ class Gen:
         if r < 0.8:
             return self.pick(["zzz", "00000000-0000-0000-0000-000000000000", "detail", "1", "%20",
                               "a%2Fb", "%00", "%ff%fe", "%C3%A9", "x" * 300, "..", ".", "%2e%2e", "a;b",
-                              "a%3Fb", "UPPER", "-", "_"])
+                              "a%3Fb", "UPPER", "-", "_", "%F0%9F%98%80", "%C3%A9"])
         return self.odd_segment()
 
     def odd_segment(self):
