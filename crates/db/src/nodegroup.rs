@@ -8,7 +8,7 @@ use openkeel_core::objects::{ClusterStatus, NodeGroup};
 use crate::backend::{retry_on_deadlock, utcnow, Conn, Val};
 use crate::ident::{identity_filter, Ident};
 use crate::record::{self, record, Page, Where};
-use crate::rows::{check_no_id, insert_and_fetch, update_tx};
+use crate::rows::{check_no_id, fetch_by_id_on, insert_and_fetch, update_tx};
 use crate::{Database, DbError, Scope};
 
 record!(NodeGroup, "nodegroup", [
@@ -318,6 +318,43 @@ pub async fn create(db: &Database, nodegroup: &NodeGroup) -> Result<NodeGroup, D
             e
         }
     })
+}
+
+/// [`create`] for a nodegroup of a cluster that must still exist: the cluster's row is read
+/// for update in the insert's transaction, so a cluster deleted meanwhile (its delete also
+/// takes the row) refuses the insert with `ClusterNotFound` instead of leaving a nodegroup
+/// without a cluster. The conductor's `nodegroup_create` uses it (the API checked the cluster,
+/// but the cluster's delete may complete before the cast runs; found by the HTTP fuzzer).
+pub async fn create_in_cluster(db: &Database, nodegroup: &NodeGroup) -> Result<NodeGroup, DbError> {
+    let ng = with_defaults(nodegroup);
+    retry_on_deadlock!(insert_under_cluster(db, &ng)).map_err(|e| {
+        if crate::backend::is_duplicate(&e) {
+            DbError::NodeGroupAlreadyExists {
+                cluster_id: ng.cluster_id.clone(),
+                name: ng.name.clone(),
+            }
+        } else {
+            e
+        }
+    })
+}
+
+async fn insert_under_cluster(db: &Database, ng: &NodeGroup) -> Result<NodeGroup, DbError> {
+    let mut tx = db.begin().await?;
+    let r: Result<NodeGroup, DbError> = async {
+        let mut conn = tx.conn();
+        let mut w = Where::new();
+        w.eq("uuid", Val::from(ng.cluster_id.clone()));
+        let clusters =
+            record::select_where::<openkeel_core::objects::Cluster>(&mut conn, &w, true).await?;
+        if clusters.is_empty() {
+            return Err(DbError::ClusterNotFound(ng.cluster_id.clone()));
+        }
+        let id = record::insert(&mut conn, ng).await?;
+        fetch_by_id_on::<NodeGroup>(&mut conn, id).await
+    }
+    .await;
+    tx.finish(r).await
 }
 
 /// The row [`create`] inserts: a uuid when empty, `is_default` false and `created_at` now

@@ -627,6 +627,24 @@ async fn destroy_and_cascade() {
             cluster::destroy(db, "name").await,
             Err(DbError::InvalidIdentity(_))
         ));
+
+        // A nodegroup of a cluster deleted meanwhile is refused, not left without its
+        // cluster (the conductor's nodegroup_create after the cluster's delete completed).
+        let err = nodegroup::create_in_cluster(db, &ng(&a, "late", "worker", 1))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, DbError::ClusterNotFound(_)), "{err}");
+        assert_eq!(
+            nodegroup::count(db, &admin, a.uuid.as_deref().unwrap())
+                .await
+                .unwrap(),
+            0
+        );
+        let c = cluster::create(db, &cl("c", "p1")).await.unwrap();
+        let made = nodegroup::create_in_cluster(db, &ng(&c, "extra", "worker", 1))
+            .await
+            .unwrap();
+        assert_eq!(made.cluster_id, c.uuid.clone().unwrap());
     });
 }
 

@@ -52,7 +52,7 @@ impl Conductor {
         // the other order; docs/differences.md).
         let mut data = nodegroup.data;
         data.status = Some(ClusterStatus::CreateInProgress);
-        let ng = Obj::unchanged(ng_db::create(&self.db, &data).await?);
+        let ng = Obj::unchanged(ng_db::create_in_cluster(&self.db, &data).await?);
         let mut c = cluster;
         set_cluster_status(&mut c, ClusterStatus::UpdateInProgress);
         save_cluster(&self.db, &mut c).await?;
