@@ -68,6 +68,15 @@ impl Rng {
     }
 }
 
+/// The fixed seed of a target (FNV-1a of its name, never 0).
+fn seed(name: &str) -> u64 {
+    name.bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+        .max(1)
+}
+
 /// Tokens the parsers give meaning to, inserted whole by the mutator.
 const TOKENS: &[&[u8]] = &[
     b"(",
@@ -212,7 +221,7 @@ fn run(name: &'static str, target: Target) {
                 target(data);
             }
             let start = Instant::now();
-            let mut rng = Rng(0x5eed_0f_0be4_ce1 ^ name.len() as u64);
+            let mut rng = Rng(seed(name));
             for _ in 0..mutations {
                 if start.elapsed() > BUDGET {
                     break;
