@@ -1119,6 +1119,12 @@ impl Parser {
         self.toks[self.pos.min(self.toks.len() - 1)].line
     }
 
+    /// At the last token, which [`Parser::bump`] does not move past (the end, or a soft
+    /// tokenizer error): a loop skipping tokens must stop here.
+    fn at_last(&self) -> bool {
+        self.pos + 1 >= self.toks.len()
+    }
+
     fn bump(&mut self) -> Token {
         let t = self.toks[self.pos.min(self.toks.len() - 1)].clone();
         if self.pos < self.toks.len() - 1 {
@@ -1286,7 +1292,9 @@ impl Parser {
             let line = self.line();
             self.bump();
             while !self.is_op(":") {
-                if matches!(self.peek(), Tok::End | Tok::Newline | Tok::Unclosed(..)) {
+                if matches!(self.peek(), Tok::End | Tok::Newline | Tok::Unclosed(..))
+                    || self.at_last()
+                {
                     return Err(self.invalid());
                 }
                 self.bump();
@@ -1474,7 +1482,7 @@ impl Parser {
                     return Err(self.invalid());
                 }
                 while !self.is_op("]") {
-                    if matches!(self.peek(), Tok::End | Tok::Unclosed(..)) {
+                    if matches!(self.peek(), Tok::End | Tok::Unclosed(..)) || self.at_last() {
                         return Err(self.invalid());
                     }
                     self.bump();
@@ -1591,6 +1599,9 @@ impl Parser {
                     depth -= 1;
                 }
                 _ => {}
+            }
+            if self.at_last() {
+                return Err(self.invalid());
             }
             self.bump();
         }
@@ -1844,6 +1855,16 @@ mod tests {
             })
             .unwrap();
         worker.join().unwrap();
+    }
+
+    /// Found by fuzzing (fuzz/corpus/pyvalue/hang-*): a subscript, a lambda or a skipped
+    /// comprehension ending in a tokenizer error looped for ever. Answers from CPython 3.11.7.
+    #[test]
+    fn skipped_tokens_ending_in_a_tokenizer_error_terminate() {
+        assert_eq!(err("x[:?]"), "invalid syntax (<unknown>, line 1)");
+        assert_eq!(err("x[1 $"), "invalid syntax (<unknown>, line 1)");
+        assert_eq!(err("lambda ?"), "invalid syntax (<unknown>, line 1)");
+        assert_eq!(err("(x for x in y ?"), "invalid syntax (<unknown>, line 1)");
     }
 
     /// Cases and answers taken from CPython 3.11 (`ast.literal_eval`, `repr`).
