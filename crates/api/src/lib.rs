@@ -9,6 +9,7 @@ pub mod accept;
 pub mod body;
 pub mod dberr;
 pub mod error;
+pub mod fuzzing;
 pub mod links;
 pub mod metrics;
 pub mod microversion;

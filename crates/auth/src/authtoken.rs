@@ -361,6 +361,27 @@ impl AuthToken {
             tracing::info!("Rejecting request: invalid service token");
             return Err(AuthFailure::Unauthorized);
         }
+        let confirmed_service = match service_status {
+            Some(true) => service_body.as_deref(),
+            _ => None,
+        };
+        let identity = Arc::new(self.identity(body, confirmed_service));
+        if let Some(key) = &user_key {
+            if let Ok(mut c) = self.cache.lock() {
+                if let Some(e) = c.entries.get_mut(key) {
+                    if matches!(e.value, Cached::Valid(_)) && e.until > Instant::now() {
+                        e.identity = Some(identity.clone());
+                    }
+                }
+            }
+        }
+        Ok(identity)
+    }
+
+    /// The identity of a validated, usable token body (keystonemiddleware's
+    /// `_build_user_headers` and the catalogue header), with the service token's headers
+    /// when a service token was confirmed.
+    fn identity(&self, body: Arc<Value>, service_body: Option<&Value>) -> Identity {
         let mut headers = Vec::with_capacity(24);
         headers.push(("x-identity-status", "Confirmed".to_string()));
         auth_headers(&body, "", &mut headers);
@@ -397,7 +418,7 @@ impl AuthToken {
                 ));
             }
         }
-        if let (Some(true), Some(sb)) = (service_status, service_body.as_ref()) {
+        if let Some(sb) = service_body {
             headers.push(("x-service-identity-status", "Confirmed".to_string()));
             auth_headers(sb, "service-", &mut headers);
         }
@@ -409,23 +430,13 @@ impl AuthToken {
                 Some((name, reqwest::header::HeaderValue::from_str(v).ok()?))
             })
             .collect();
-        let identity = Arc::new(Identity {
+        Identity {
             user_id: get("/token/user/id"),
             project_id: get("/token/project/id"),
             headers,
             header_values,
             token_info: body,
-        });
-        if let Some(key) = &user_key {
-            if let Ok(mut c) = self.cache.lock() {
-                if let Some(e) = c.entries.get_mut(key) {
-                    if matches!(e.value, Cached::Valid(_)) && e.until > Instant::now() {
-                        e.identity = Some(identity.clone());
-                    }
-                }
-            }
         }
-        Ok(identity)
     }
 
     /// Not expired (`will_expire_soon(stale_duration=0)`), unless expired tokens are allowed.
@@ -648,6 +659,40 @@ impl AuthToken {
             }
         }
     }
+}
+
+/// The fuzz entry point for Keystone token bodies ([`crate::fuzzing::token_body`]): `raw` is
+/// read as the body of `GET /v3/auth/tokens` and goes through every check and header
+/// `authenticate` applies to it, with a validator that has access rules, the catalogue header
+/// and permissive binding enabled. Nothing is sent anywhere.
+pub(crate) fn fuzz_token_body(raw: &[u8]) {
+    static VALIDATOR: std::sync::OnceLock<Option<AuthToken>> = std::sync::OnceLock::new();
+    let validator = VALIDATOR.get_or_init(|| {
+        AuthToken::new(AuthTokenSettings {
+            service_type: Some("container-infra".to_string()),
+            credentials: CloudSettings {
+                www_authenticate_uri: Some("http://127.0.0.1:1/v3".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .ok()
+    });
+    let Some(v) = validator else {
+        return;
+    };
+    let body: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
+    if body.get("token").and_then(Value::as_object).is_none() {
+        return;
+    }
+    let body = Arc::new(body);
+    let _ = v.usable(&body, false);
+    let _ = v.bind_ok(&body);
+    let _ = v.access_rules_allow(&body, false, "GET", "/v1/clusters/abc");
+    let _ = v.access_rules_allow(&body, true, "PATCH", "/v1/clusters");
+    let _ = role_names(&body);
+    let service = body.clone();
+    let _ = v.identity(body, Some(&service));
 }
 
 fn role_names(body: &Value) -> Vec<String> {

@@ -9,6 +9,7 @@
 //!   that applies operator overrides.
 
 pub mod authtoken;
+pub mod fuzzing;
 pub mod noauth;
 pub mod policy;
 

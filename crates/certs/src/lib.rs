@@ -11,6 +11,7 @@
 //!   (`openkeel_drivers::deps::ClusterCaSource`), keys decrypted.
 
 pub mod driver;
+pub mod fuzzing;
 pub mod key;
 pub mod manager;
 pub mod x509;

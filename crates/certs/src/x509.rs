@@ -344,6 +344,7 @@ fn subject_of(name: &X509Name<'_>) -> Result<DistinguishedName, CertError> {
             .attr_type()
             .iter()
             .map(|it| it.collect())
+            .filter(|oid: &Vec<u64>| encodable_oid(oid))
             .ok_or_else(|| CertError::Crypto("unsupported subject attribute type".to_string()))?;
         // rcgen keeps one value per `DnType` key; a second value of the same attribute (e.g. two
         // O= groups) goes under the equivalent `CustomDnType` key, which writes the same OID.
@@ -394,11 +395,21 @@ fn validation_error(ext: &X509Extension<'_>) -> CertError {
     ))
 }
 
+/// Whether DER can encode `oid` (at least two arcs, the first below 3, the second below 40
+/// unless the first is 2): rcgen's writer panics on any other (found by fuzzing).
+fn encodable_oid(oid: &[u64]) -> bool {
+    match oid {
+        [a, b, ..] => *a < 3 && (*a == 2 || *b < 40) && *b < u64::MAX - 80,
+        _ => false,
+    }
+}
+
 fn raw(ext: &X509Extension<'_>) -> Result<CustomExtension, CertError> {
     let oid: Vec<u64> = ext
         .oid
         .iter()
         .map(|it| it.collect())
+        .filter(|oid: &Vec<u64>| encodable_oid(oid))
         .ok_or_else(|| CertError::Crypto("unsupported extension OID".to_string()))?;
     let mut e = CustomExtension::from_oid_content(&oid, ext.value.to_vec());
     e.set_criticality(ext.critical);

@@ -5,6 +5,7 @@ pub mod cloud;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod fuzzing;
 pub mod metrics;
 pub mod objects;
 pub mod pyjson;

@@ -14,6 +14,7 @@
 //! what Magnum's conductor writes (`save()` persists changed fields only).
 
 pub mod codec;
+pub mod fuzzing;
 pub mod inprocess;
 pub mod oslo;
 pub mod remote;

@@ -480,6 +480,14 @@ fn load_file(path: &Path) -> Result<Vec<(String, Check)>, PolicyError> {
             return Ok(Vec::new());
         }
     };
+    parse_file_bytes(path, bytes)
+}
+
+/// The rules of a policy file's content (`path` names it in errors and logs).
+pub(crate) fn parse_file_bytes(
+    path: &Path,
+    bytes: Vec<u8>,
+) -> Result<Vec<(String, Check)>, PolicyError> {
     let text = String::from_utf8(bytes).map_err(|e| PolicyError::Parse {
         path: path.to_path_buf(),
         message: format!("not UTF-8: {e}"),

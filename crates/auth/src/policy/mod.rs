@@ -24,6 +24,7 @@ mod sample;
 
 pub use check::Check;
 pub use defaults::{default_rules, DeprecatedRule, Operation, RuleDefault};
+pub(crate) use enforcer::parse_file_bytes;
 pub use enforcer::{
     EffectiveRule, Enforcer, PolicyOptions, RuleOrigin, TokenScope, RELOAD_CHECK_INTERVAL,
 };

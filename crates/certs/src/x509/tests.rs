@@ -371,3 +371,17 @@ fn a_subject_with_two_organizations_keeps_both() {
         );
     });
 }
+
+/// Found by fuzzing (fuzz/corpus/csr/crash-unencodable-oid): a CSR whose subject carries an
+/// OID DER cannot encode made rcgen's writer panic while signing.
+#[test]
+fn a_csr_with_an_unencodable_oid_is_refused_without_panicking() {
+    let pem = include_str!("../../../../fuzz/corpus/csr/crash-unencodable-oid");
+    let ca = generate_ca_certificate("ca", "pw", &settings()).unwrap();
+    let key = CaKey::from_pem(&ca.private_key, Some("pw")).unwrap();
+    assert!(sign_csr(pem, "ca", &key, &settings()).is_err());
+    assert!(!encodable_oid(&[3, 1]));
+    assert!(!encodable_oid(&[1, 40]));
+    assert!(!encodable_oid(&[2]));
+    assert!(encodable_oid(&[2, 5, 4, 3]));
+}

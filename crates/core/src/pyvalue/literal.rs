@@ -77,8 +77,11 @@ pub fn literal_eval(src: &str) -> Result<PyValue, LiteralError> {
         touched_unclosed: std::cell::Cell::new(None),
         touched_soft: std::cell::Cell::new(None),
         empty: src.is_empty(),
+        depth: 0,
     };
     let err = match p.parse_eval() {
+        // The `Expression` wrapper is one level above the expression.
+        Ok(node) if node.depth() + 1 > MAX_DEPTH => return Err(too_deep(node.line())),
         Ok(node) => return convert(&node),
         Err(e) => e,
     };
@@ -298,6 +301,10 @@ fn tokenize(src: &str) -> Result<Vec<Token>, LiteralError> {
                 }
             },
             '(' | '[' | '{' => {
+                // CPython's tokenizer: MAXLEVEL (200) brackets open at once.
+                if stack.len() >= MAX_BRACKET_LEVEL {
+                    return Err(syntax("too many nested parentheses", line));
+                }
                 stack.push((c, line));
                 out.push(Token {
                     tok: Tok::Op(op_static(&c.to_string())),
@@ -831,8 +838,25 @@ fn unescape_bytes(body: &[char]) -> Vec<u8> {
     out
 }
 
+/// CPython's tokenizer limit on open brackets (`MAXLEVEL`).
+const MAX_BRACKET_LEVEL: usize = 200;
+
+/// The deepest expression tree accepted: CPython 3.11 stops building the AST at a depth of
+/// three times the recursion limit (`RecursionError: maximum recursion depth exceeded during
+/// ast construction`). The parser's own recursion (unary operators, `not`, `if`/`else`, `**`)
+/// is bounded by the same figure.
+const MAX_DEPTH: usize = 3000;
+
+fn too_deep(line: usize) -> LiteralError {
+    at_line(
+        LiteralErrorKind::Unsupported,
+        "maximum recursion depth exceeded during ast construction",
+        line,
+    )
+}
+
 /// The expression tree, reduced to what `literal_eval` distinguishes.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Node {
     Constant(PyValue, usize),
     Name(String, usize),
@@ -849,7 +873,68 @@ enum Node {
     Other(&'static str, usize),
 }
 
+impl Drop for Node {
+    /// Iterative, so that a long operator chain (`1+1+1+…`, a left-deep tree as long as the
+    /// input) is freed without recursing once per node.
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        self.take_children(&mut stack);
+        while let Some(mut node) = stack.pop() {
+            node.take_children(&mut stack);
+        }
+    }
+}
+
 impl Node {
+    /// Moves the sub-expressions out (leaving leaves behind) onto `out`.
+    fn take_children(&mut self, out: &mut Vec<Node>) {
+        let leaf = || Node::Other("", 0);
+        match self {
+            Node::Tuple(items, _) | Node::List(items, _) | Node::Set(items, _) => {
+                out.append(items);
+            }
+            Node::Dict(keys, values, _) => {
+                out.extend(keys.drain(..).flatten());
+                out.append(values);
+            }
+            Node::Call(inner, _, _) | Node::UnaryOp(_, inner, _) => {
+                out.push(std::mem::replace(inner.as_mut(), leaf()));
+            }
+            Node::BinOp(left, _, right, _) => {
+                out.push(std::mem::replace(left.as_mut(), leaf()));
+                out.push(std::mem::replace(right.as_mut(), leaf()));
+            }
+            Node::Constant(..) | Node::Name(..) | Node::JoinedStr(_) | Node::Other(..) => {}
+        }
+    }
+
+    /// The depth of the tree (a single node is 1), computed without recursion.
+    fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1usize)];
+        while let Some((node, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            match node {
+                Node::Tuple(items, _) | Node::List(items, _) | Node::Set(items, _) => {
+                    stack.extend(items.iter().map(|n| (n, d + 1)));
+                }
+                Node::Dict(keys, values, _) => {
+                    stack.extend(keys.iter().flatten().map(|n| (n, d + 1)));
+                    stack.extend(values.iter().map(|n| (n, d + 1)));
+                }
+                Node::Call(inner, _, _) | Node::UnaryOp(_, inner, _) => {
+                    stack.push((inner, d + 1));
+                }
+                Node::BinOp(left, _, right, _) => {
+                    stack.push((left, d + 1));
+                    stack.push((right, d + 1));
+                }
+                Node::Constant(..) | Node::Name(..) | Node::JoinedStr(_) | Node::Other(..) => {}
+            }
+        }
+        deepest
+    }
+
     fn line(&self) -> usize {
         match self {
             Node::Constant(_, l)
@@ -1009,6 +1094,8 @@ struct Parser {
     touched_soft: std::cell::Cell<Option<(&'static str, usize)>>,
     /// The (stripped) source was empty (CPython reports line 0 then).
     empty: bool,
+    /// How deep the recursive descent is (bounded by [`MAX_DEPTH`]).
+    depth: usize,
 }
 
 type PResult<T> = Result<T, LiteralError>;
@@ -1030,6 +1117,12 @@ impl Parser {
 
     fn line(&self) -> usize {
         self.toks[self.pos.min(self.toks.len() - 1)].line
+    }
+
+    /// At the last token, which [`Parser::bump`] does not move past (the end, or a soft
+    /// tokenizer error): a loop skipping tokens must stop here.
+    fn at_last(&self) -> bool {
+        self.pos + 1 >= self.toks.len()
     }
 
     fn bump(&mut self) -> Token {
@@ -1111,6 +1204,17 @@ impl Parser {
         }
     }
 
+    /// Calls `f` one level deeper in the recursive descent, failing beyond [`MAX_DEPTH`].
+    fn nested(&mut self, f: impl FnOnce(&mut Self) -> PResult<Node>) -> PResult<Node> {
+        if self.depth >= MAX_DEPTH {
+            return Err(too_deep(self.line()));
+        }
+        self.depth += 1;
+        let result = f(self);
+        self.depth -= 1;
+        result
+    }
+
     fn parse_eval(&mut self) -> PResult<Node> {
         if matches!(self.peek(), Tok::End | Tok::Newline) {
             let line = if self.empty { 0 } else { self.line() };
@@ -1188,13 +1292,15 @@ impl Parser {
             let line = self.line();
             self.bump();
             while !self.is_op(":") {
-                if matches!(self.peek(), Tok::End | Tok::Newline | Tok::Unclosed(..)) {
+                if matches!(self.peek(), Tok::End | Tok::Newline | Tok::Unclosed(..))
+                    || self.at_last()
+                {
                     return Err(self.invalid());
                 }
                 self.bump();
             }
             self.bump();
-            self.parse_ternary()?;
+            self.nested(Self::parse_ternary)?;
             return Ok(Node::Other("Lambda", line));
         }
         let line = self.line();
@@ -1206,7 +1312,7 @@ impl Parser {
                 return Err(syntax("expected 'else' after 'if' expression", line));
             }
             self.bump();
-            self.parse_ternary()?;
+            self.nested(Self::parse_ternary)?;
             return Ok(Node::Other("IfExp", line));
         }
         Ok(body)
@@ -1242,7 +1348,7 @@ impl Parser {
         if self.is_name("not") {
             let line = self.line();
             self.bump();
-            let operand = self.parse_not()?;
+            let operand = self.nested(Self::parse_not)?;
             return Ok(Node::UnaryOp("not", Box::new(operand), line));
         }
         self.parse_comparison()
@@ -1323,7 +1429,7 @@ impl Parser {
             if !self.starts_expr() {
                 return Err(self.invalid());
             }
-            let operand = self.parse_factor()?;
+            let operand = self.nested(Self::parse_factor)?;
             return Ok(Node::UnaryOp(op, Box::new(operand), line));
         }
         self.parse_power()
@@ -1333,7 +1439,7 @@ impl Parser {
         let line = self.line();
         let base = self.parse_primary()?;
         if self.eat_op("**") {
-            let exp = self.parse_factor()?;
+            let exp = self.nested(Self::parse_factor)?;
             return Ok(Node::BinOp(Box::new(base), "**", Box::new(exp), line));
         }
         Ok(base)
@@ -1341,8 +1447,14 @@ impl Parser {
 
     fn parse_primary(&mut self) -> PResult<Node> {
         let mut node = self.parse_atom()?;
+        // Each call, subscript or attribute is one level more in CPython's tree.
+        let mut trailers = 0usize;
         loop {
             let line = node.line();
+            if trailers >= MAX_DEPTH && (self.is_op("(") || self.is_op("[") || self.is_op(".")) {
+                return Err(too_deep(line));
+            }
+            trailers += 1;
             if self.is_op("(") {
                 self.bump();
                 let mut no_args = true;
@@ -1370,7 +1482,7 @@ impl Parser {
                     return Err(self.invalid());
                 }
                 while !self.is_op("]") {
-                    if matches!(self.peek(), Tok::End | Tok::Unclosed(..)) {
+                    if matches!(self.peek(), Tok::End | Tok::Unclosed(..)) || self.at_last() {
                         return Err(self.invalid());
                     }
                     self.bump();
@@ -1445,10 +1557,11 @@ impl Parser {
                 if !self.eat_op(")") {
                     return Err(self.invalid());
                 }
-                Ok(match inner {
-                    Node::Tuple(items, _) => Node::Tuple(items, line),
-                    other => other,
-                })
+                let mut inner = inner;
+                if let Node::Tuple(_, l) = &mut inner {
+                    *l = line;
+                }
+                Ok(inner)
             }
             Tok::Op("[") => {
                 self.bump();
@@ -1486,6 +1599,9 @@ impl Parser {
                     depth -= 1;
                 }
                 _ => {}
+            }
+            if self.at_last() {
+                return Err(self.invalid());
             }
             self.bump();
         }
@@ -1688,6 +1804,67 @@ mod tests {
             Ok(v) => panic!("{src:?} evaluated to {}", v.repr()),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// Found by fuzzing (fuzz/corpus/pyvalue/deep-*): deep nesting overflowed the stack
+    /// instead of failing as CPython 3.11 does. Answers from CPython 3.11.7; where it raises
+    /// RecursionError / MemoryError (a 500 in Magnum) OpenKeel reports an unsupported input.
+    /// The thread has 8 MiB, the main thread's usual size: an unoptimised build needs more
+    /// than 2 MiB for the 200 brackets CPython accepts.
+    #[test]
+    fn deep_nesting_fails_like_cpython_without_overflowing_the_stack() {
+        let worker = std::thread::Builder::new()
+            .stack_size(8 * 1024 * 1024)
+            .spawn(|| {
+                let kind = |src: &str| literal_eval(src).map(|v| v.repr()).map_err(|e| e.kind);
+                assert_eq!(ok(&format!("{}{}", "(".repeat(200), ")".repeat(200))), "()");
+                assert_eq!(
+                    err(&format!("{}{}", "[".repeat(201), "]".repeat(201))),
+                    "too many nested parentheses (<unknown>, line 1)"
+                );
+                assert_eq!(
+                    err(&"{".repeat(5000)),
+                    "too many nested parentheses (<unknown>, line 1)"
+                );
+                assert_eq!(
+                    kind(&format!("{}1", "-".repeat(2000))),
+                    Err(LiteralErrorKind::Value)
+                );
+                for deep in [
+                    format!("{}1", "-".repeat(100_000)),
+                    format!("1{}", "+1".repeat(100_000)),
+                    format!("{}1", "not ".repeat(50_000)),
+                    format!("2{}", "**2".repeat(50_000)),
+                    format!("1{}", " if 1 else 1".repeat(20_000)),
+                    format!("[1]{}", "[0]".repeat(50_000)),
+                    format!("x{}", "()".repeat(50_000)),
+                    format!(
+                        "{}{}1{}",
+                        "(".repeat(199),
+                        "-".repeat(5000),
+                        ")".repeat(199)
+                    ),
+                ] {
+                    assert_eq!(
+                        kind(&deep),
+                        Err(LiteralErrorKind::Unsupported),
+                        "{}",
+                        &deep[..20]
+                    );
+                }
+            })
+            .unwrap();
+        worker.join().unwrap();
+    }
+
+    /// Found by fuzzing (fuzz/corpus/pyvalue/hang-*): a subscript, a lambda or a skipped
+    /// comprehension ending in a tokenizer error looped for ever. Answers from CPython 3.11.7.
+    #[test]
+    fn skipped_tokens_ending_in_a_tokenizer_error_terminate() {
+        assert_eq!(err("x[:?]"), "invalid syntax (<unknown>, line 1)");
+        assert_eq!(err("x[1 $"), "invalid syntax (<unknown>, line 1)");
+        assert_eq!(err("lambda ?"), "invalid syntax (<unknown>, line 1)");
+        assert_eq!(err("(x for x in y ?"), "invalid syntax (<unknown>, line 1)");
     }
 
     /// Cases and answers taken from CPython 3.11 (`ast.literal_eval`, `repr`).
