@@ -67,8 +67,46 @@ pub fn literal_eval_value(v: &PyValue) -> Result<PyValue, LiteralError> {
     }
 }
 
+/// Inputs longer than this are parsed on a thread of their own with [`DEEP_STACK`] bytes of
+/// stack: the recursive descent may go [`MAX_DEPTH`] levels deep, which overflows the 2 MiB
+/// of a tokio worker thread (an unoptimised build needs more than that for the 200 brackets
+/// CPython accepts), and a stack overflow aborts the whole process — one PATCH of a label
+/// value with 199 brackets killed openkeel-api. Shorter inputs cannot nest deeply enough to
+/// matter and stay on the caller's thread.
+const SHORT_INPUT: usize = 32;
+
+/// The stack of the thread that parses a long input (reserved, not committed, until used).
+const DEEP_STACK: usize = 64 * 1024 * 1024;
+
 /// CPython 3.11's `ast.literal_eval(src)`.
 pub fn literal_eval(src: &str) -> Result<PyValue, LiteralError> {
+    if src.len() <= SHORT_INPUT {
+        return literal_eval_here(src);
+    }
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("literal_eval".into())
+            .stack_size(DEEP_STACK)
+            .spawn_scoped(scope, || literal_eval_here(src))
+        {
+            Ok(parser) => parser.join().unwrap_or_else(|_| {
+                Err(LiteralError {
+                    kind: LiteralErrorKind::Unsupported,
+                    message: "the expression could not be evaluated".into(),
+                    line: 0,
+                })
+            }),
+            // No thread to be had: refuse rather than risk the caller's stack.
+            Err(_) => Err(LiteralError {
+                kind: LiteralErrorKind::Unsupported,
+                message: "the expression could not be evaluated".into(),
+                line: 0,
+            }),
+        }
+    })
+}
+
+fn literal_eval_here(src: &str) -> Result<PyValue, LiteralError> {
     let src = src.trim_start_matches([' ', '\t']);
     let tokens = tokenize(src)?;
     let mut p = Parser {
@@ -1804,6 +1842,37 @@ mod tests {
             Ok(v) => panic!("{src:?} evaluated to {}", v.repr()),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// The deepest inputs on a thread with tokio's 2 MiB worker stack: a PATCH of a label
+    /// value with 199 brackets aborted openkeel-api with a stack overflow before long inputs
+    /// got a thread of their own.
+    #[test]
+    fn deep_inputs_do_not_overflow_a_small_stack() {
+        let worker = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(|| {
+                let kind = |src: &str| literal_eval(src).map(|v| v.repr()).map_err(|e| e.kind);
+                assert_eq!(
+                    kind(&format!("{}1{}", "(".repeat(199), ")".repeat(199))),
+                    Ok("1".to_string())
+                );
+                assert_eq!(
+                    kind(&format!(
+                        "{}{}1{}",
+                        "(".repeat(199),
+                        "-".repeat(2790),
+                        ")".repeat(199)
+                    )),
+                    Err(LiteralErrorKind::Value)
+                );
+                assert_eq!(
+                    kind(&format!("[1]{}", "[0]".repeat(2990))),
+                    Err(LiteralErrorKind::Value)
+                );
+            })
+            .unwrap();
+        worker.join().unwrap();
     }
 
     /// Found by fuzzing (fuzz/corpus/pyvalue/deep-*): deep nesting overflowed the stack
