@@ -323,23 +323,7 @@ async fn openkeel_api_publishes_the_frames_magnum_api_publishes() {
         let before = tap.messages().len();
         let template = format!("t-{side}");
         let cluster = format!("c-{side}");
-        cli.json(&[
-            "cluster",
-            "template",
-            "create",
-            &template,
-            "--image",
-            "ubuntu-jammy",
-            "--external-network",
-            "public",
-            "--coe",
-            "kubernetes",
-            "--flavor",
-            "m1.small",
-            "--master-flavor",
-            "m1.small",
-        ])
-        .await;
+        cli.create_template(&template, &[]).await;
         cli.ok(&[
             "cluster",
             "create",
@@ -524,25 +508,8 @@ async fn openkeel_conductor_answers_magnum_apis_object_reads_as_magnum_conductor
         endpoint: setup.api_url(),
         auth: coe::Auth::Token(token),
     };
-    cli.json(&[
-        "cluster",
-        "template",
-        "create",
-        "k8s",
-        "--image",
-        "ubuntu-jammy",
-        "--external-network",
-        "public",
-        "--coe",
-        "kubernetes",
-        "--flavor",
-        "m1.small",
-        "--master-flavor",
-        "m1.small",
-        "--labels",
-        "kube_tag=v1.30.4",
-    ])
-    .await;
+    cli.create_template("k8s", &["--labels", "kube_tag=v1.30.4"])
+        .await;
     cli.ok(&[
         "cluster",
         "create",

@@ -63,24 +63,7 @@ async fn openstack_coe_with_keystone_password_auth() {
     let admin = cli("admin");
 
     let t = demo
-        .json(&[
-            "cluster",
-            "template",
-            "create",
-            "k8s",
-            "--image",
-            "ubuntu-jammy",
-            "--external-network",
-            "public",
-            "--coe",
-            "kubernetes",
-            "--flavor",
-            "m1.small",
-            "--master-flavor",
-            "m1.small",
-            "--labels",
-            "kube_tag=v1.30.4",
-        ])
+        .create_template("k8s", &["--labels", "kube_tag=v1.30.4"])
         .await;
     assert_eq!(t["project_id"], ks.project_id("demo").as_str());
     let list = demo.json(&["cluster", "template", "list"]).await;

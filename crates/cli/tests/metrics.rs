@@ -191,23 +191,7 @@ async fn the_metrics_listeners_count_what_the_cli_sent_through_api_and_conductor
         endpoint: format!("http://{proxy}/v1"),
         auth: coe::Auth::None,
     };
-    cli.json(&[
-        "cluster",
-        "template",
-        "create",
-        "k8s",
-        "--image",
-        "ubuntu-jammy",
-        "--external-network",
-        "public",
-        "--coe",
-        "kubernetes",
-        "--flavor",
-        "m1.small",
-        "--master-flavor",
-        "m1.small",
-    ])
-    .await;
+    cli.create_template("k8s", &[]).await;
     cli.ok(&[
         "cluster",
         "create",

@@ -86,6 +86,29 @@ impl Cli {
         serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
     }
 
+    /// `openstack coe cluster template create <name>` with the tests' usual image, network,
+    /// COE and flavors, plus `extra` arguments (`--labels ...`); the template as JSON.
+    pub async fn create_template(&self, name: &str, extra: &[&str]) -> Value {
+        let mut args = vec![
+            "cluster",
+            "template",
+            "create",
+            name,
+            "--image",
+            "ubuntu-jammy",
+            "--external-network",
+            "public",
+            "--coe",
+            "kubernetes",
+            "--flavor",
+            "m1.small",
+            "--master-flavor",
+            "m1.small",
+        ];
+        args.extend_from_slice(extra);
+        self.json(&args).await
+    }
+
     pub async fn run(&self, args: &[&str]) -> std::process::Output {
         let mut full = vec!["coe"];
         full.extend_from_slice(args);
@@ -177,46 +200,12 @@ pub async fn coe_flow(cli: &Cli, db: &openkeel_db::Database) {
 pub async fn coe_flow_expecting(cli: &Cli, db: &openkeel_db::Database, expect: Expect) {
     // Templates.
     let t = cli
-        .json(&[
-            "cluster",
-            "template",
-            "create",
-            "k8s",
-            "--image",
-            "ubuntu-jammy",
-            "--external-network",
-            "public",
-            "--coe",
-            "kubernetes",
-            "--flavor",
-            "m1.small",
-            "--master-flavor",
-            "m1.small",
-            "--labels",
-            "kube_tag=v1.30.4",
-        ])
+        .create_template("k8s", &["--labels", "kube_tag=v1.30.4"])
         .await;
     assert_eq!(t["name"], "k8s");
     assert_eq!(t["coe"], "kubernetes");
-    cli.json(&[
-        "cluster",
-        "template",
-        "create",
-        "k8s-v2",
-        "--image",
-        "ubuntu-jammy",
-        "--external-network",
-        "public",
-        "--coe",
-        "kubernetes",
-        "--flavor",
-        "m1.small",
-        "--master-flavor",
-        "m1.small",
-        "--labels",
-        "kube_tag=v1.31.1",
-    ])
-    .await;
+    cli.create_template("k8s-v2", &["--labels", "kube_tag=v1.31.1"])
+        .await;
     let list = cli.json(&["cluster", "template", "list"]).await;
     assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
     let shown = cli.json(&["cluster", "template", "show", "k8s"]).await;
@@ -360,23 +349,7 @@ pub fn openssl(args: &[&str], dir: &Path) -> std::process::Output {
 /// the cluster CA (`openssl verify`), a CSR signed through `ca sign` too, and after
 /// `ca rotate` the CA is a new one. `dir` is a scratch directory.
 pub async fn ca_flow(cli: &Cli, dir: &Path) {
-    cli.ok(&[
-        "cluster",
-        "template",
-        "create",
-        "k8s",
-        "--image",
-        "ubuntu-jammy",
-        "--external-network",
-        "public",
-        "--coe",
-        "kubernetes",
-        "--flavor",
-        "m1.small",
-        "--master-flavor",
-        "m1.small",
-    ])
-    .await;
+    cli.create_template("k8s", &[]).await;
     cli.ok(&[
         "cluster",
         "create",
