@@ -235,6 +235,9 @@ async fn flow(r: &mut Recorder, db: &openkeel_db::Database, dir: &Path) {
         Some(json!({"node_count": 1})),
     )
     .await;
+    // The resize is a cast and the cluster is already UPDATE_COMPLETE from the PATCH: wait
+    // for the resized nodegroup (CREATE_COMPLETE until a resize completes it) first.
+    api::wait_ng(addr, "c1", "default-worker", Some("UPDATE_COMPLETE")).await;
     api::wait_status(addr, "c1", "UPDATE_COMPLETE").await;
     let up = json!({"cluster_template": "k8s-v2", "max_batch_size": 1});
     r.expect(202, "POST", "/v1/clusters/c1/actions/upgrade", Some(up))
