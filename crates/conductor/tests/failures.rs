@@ -651,3 +651,64 @@ async fn a_cluster_without_a_driver_still_times_out() {
         );
     });
 }
+
+/// A create whose template was deleted while the cast was on its way (the HTTP fuzzer's
+/// stuck cluster, issue 16): the cluster the API answered 202 for is `CREATE_FAILED` with
+/// the reason and no nodegroups, the failure is notified, and it can be deleted without a
+/// driver. Magnum leaves it `CREATE_IN_PROGRESS`, and its delete raises
+/// `ClusterTemplateNotFound` for ever.
+#[tokio::test]
+async fn a_create_whose_template_is_gone_fails_and_can_be_deleted() {
+    on_every_backend!(|db| {
+        let (c, rec) = conductor(db);
+        let t = template(db, "gone", "v1.31.2", "ubuntu").await;
+        let tid = t.uuid.clone().unwrap();
+        let obj_c = new_cluster(&t, "late", &[]);
+        let uuid = obj_c.data.uuid.clone().unwrap();
+        openkeel_db::cluster_template::destroy(db, &tid)
+            .await
+            .unwrap();
+        let e = c
+            .handle_cluster_create(&ctx(), obj_c, 1, 1, 60)
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ClusterTemplateNotFound);
+        let row = cluster_row(db, &uuid).await;
+        assert_eq!(row.status, Some(ClusterStatus::CreateFailed));
+        assert_eq!(
+            reason(&row),
+            format!("ClusterTemplate {tid} could not be found.")
+        );
+        assert!(ngs(db, &uuid).await.is_empty());
+        assert_eq!(rec.take(), vec![(Action::Create, Outcome::Failure)]);
+        // Nothing in progress: the status sync has nothing to do.
+        assert_eq!(c.sync_cluster_status().await.checked, 0);
+
+        c.handle_cluster_delete(&ctx(), &uuid).await.unwrap();
+        assert!(get(db, &uuid).await.is_none());
+        assert_eq!(
+            rec.take(),
+            vec![
+                (Action::Delete, Outcome::Pending),
+                (Action::Delete, Outcome::Success)
+            ]
+        );
+
+        // A cluster Magnum left behind the same way (in progress, no stack, no template) is
+        // deleted too; one that reached its driver (a stack id) still needs its template.
+        let mut gone = t.clone();
+        gone.uuid = Some(uuid::Uuid::new_v4().to_string());
+        let mut stuck = new_cluster(&gone, "stuck", &[]).data;
+        stuck.status = Some(ClusterStatus::CreateInProgress);
+        let mut reached = new_cluster(&gone, "reached", &[]).data;
+        reached.stack_id = Some("kube-abc".into());
+        cluster::create(db, &stuck).await.unwrap();
+        cluster::create(db, &reached).await.unwrap();
+        let (stuck, reached) = (stuck.uuid.unwrap(), reached.uuid.unwrap());
+        c.handle_cluster_delete(&ctx(), &stuck).await.unwrap();
+        assert!(get(db, &stuck).await.is_none());
+        let e = c.handle_cluster_delete(&ctx(), &reached).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ClusterTemplateNotFound);
+        assert!(get(db, &reached).await.is_some());
+    });
+}

@@ -1,6 +1,6 @@
 //! The `cluster` table (`magnum/db/sqlalchemy/api.py` cluster functions).
 
-use openkeel_core::objects::{Cluster, ClusterStatus, NodeGroup, Stats};
+use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate, NodeGroup, Stats};
 
 use crate::backend::{retry_on_deadlock, utcnow, Val};
 use crate::ident::{identity_filter, Ident};
@@ -310,10 +310,7 @@ pub async fn read_page(
         for tid in template_ids {
             let mut tw = crate::cluster_template::visible(scope, &Default::default());
             tw.eq("uuid", tid.as_str());
-            let rows = record::select_where::<openkeel_core::objects::ClusterTemplate>(
-                &mut conn, &tw, false,
-            )
-            .await?;
+            let rows = record::select_where::<ClusterTemplate>(&mut conn, &tw, false).await?;
             let t = record::one(
                 rows,
                 || DbError::ClusterTemplateNotFound(tid.clone()),
@@ -527,6 +524,13 @@ fn with_defaults(cluster: &Cluster) -> Cluster {
 /// [`create`] with the cluster's first nodegroups ([`nodegroup::create`]'s defaults, their
 /// `cluster_id` set to the cluster's uuid) in one transaction: a process that dies meanwhile
 /// leaves the cluster with all its nodegroups or nothing.
+///
+/// The cluster's template is read for update in the same transaction, as
+/// [`crate::cluster_template::destroy`] reads it before counting the clusters that use it: a
+/// template deleted while a create naming it was on its way to the conductor is
+/// `ClusterTemplateNotFound` here (nothing written), and a template delete that comes second
+/// sees the new cluster and is `ClusterTemplateReferenced`. Magnum checks neither, and stores
+/// a cluster whose template is gone.
 pub async fn create_with_nodegroups(
     db: &Database,
     cluster: &Cluster,
@@ -545,6 +549,15 @@ pub async fn create_with_nodegroups(
         let mut tx = db.begin().await?;
         let r: Result<_, DbError> = async {
             let mut conn = tx.conn();
+            let tid = c.cluster_template_id.clone().unwrap_or_default();
+            let mut w = Where::new();
+            w.eq("uuid", tid.as_str());
+            if record::select_where::<ClusterTemplate>(&mut conn, &w, true)
+                .await?
+                .is_empty()
+            {
+                return Err(DbError::ClusterTemplateNotFound(tid));
+            }
             let id = record::insert(&mut conn, &c).await?;
             let stored = fetch_by_id_on::<Cluster>(&mut conn, id).await?;
             for n in &ngs {

@@ -1014,3 +1014,71 @@ async fn clusters_are_counted_by_status_in_every_project() {
         );
     });
 }
+
+/// The create of a cluster with its nodegroups and the delete of its template, racing: either
+/// the create comes first (and the delete is `ClusterTemplateReferenced`) or the delete does
+/// (and the create is `ClusterTemplateNotFound`, nothing written) — never a stored cluster
+/// whose template is gone (the HTTP fuzzer's stuck cluster, issue 16).
+#[tokio::test]
+async fn a_cluster_is_never_stored_with_a_deleted_template() {
+    on_every_backend!(|db, backend| {
+        let admin = Scope::admin_all_tenants();
+        let mut both_won = 0;
+        for i in 0..30 {
+            let t = openkeel_db::cluster_template::create(
+                db,
+                &openkeel_core::objects::ClusterTemplate {
+                    name: Some(format!("t{i}")),
+                    project_id: Some("p1".into()),
+                    coe: Some("kubernetes".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+            let tid = t.uuid.clone().unwrap();
+            let mut c = cl(&format!("c{i}"), "p1");
+            c.uuid = Some(uuid::Uuid::new_v4().to_string());
+            c.cluster_template_id = Some(tid.clone());
+            let ngs = [ng(&c, "default-master", "master", 1)];
+            let (created, destroyed) = tokio::join!(
+                cluster::create_with_nodegroups(db, &c, &ngs),
+                openkeel_db::cluster_template::destroy(db, &tid),
+            );
+            match (&created, &destroyed) {
+                (Ok(_), Err(DbError::ClusterTemplateReferenced(_))) => {}
+                (Err(DbError::ClusterTemplateNotFound(_)), Ok(())) => {
+                    let uuid = c.uuid.as_deref().unwrap();
+                    assert!(cluster::get_by_uuid(db, &admin, uuid).await.is_err());
+                    let left = nodegroup::list(
+                        db,
+                        &admin,
+                        uuid,
+                        &NodeGroupFilters::default(),
+                        &Page::all(),
+                    )
+                    .await
+                    .unwrap();
+                    assert!(left.is_empty(), "{left:?}");
+                }
+                (Ok(_), Ok(())) => both_won += 1,
+                other => panic!("{backend}: unexpected {other:?}"),
+            }
+        }
+        assert_eq!(
+            both_won, 0,
+            "{backend}: clusters stored with a deleted template"
+        );
+        // With no template at all: nothing written.
+        let mut c = cl("orphan", "p1");
+        c.uuid = Some(uuid::Uuid::new_v4().to_string());
+        c.cluster_template_id = Some(uuid::Uuid::new_v4().to_string());
+        let e = cluster::create_with_nodegroups(db, &c, &[ng(&c, "m", "master", 1)])
+            .await
+            .unwrap_err();
+        assert!(matches!(e, DbError::ClusterTemplateNotFound(_)), "{e:?}");
+        assert!(cluster::get_by_uuid(db, &admin, c.uuid.as_deref().unwrap())
+            .await
+            .is_err());
+    });
+}

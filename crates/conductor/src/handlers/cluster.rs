@@ -63,6 +63,13 @@ pub(crate) fn default_nodegroup(
     Ok(ng)
 }
 
+/// `e` (from looking up `cluster`'s driver) says the template is gone, and the cluster has no
+/// `stack_id`: no driver ever created anything for it.
+fn never_reached_a_driver(cluster: &Cluster, e: &MagnumError) -> bool {
+    e.kind() == ErrorKind::ClusterTemplateNotFound
+        && cluster.stack_id.as_deref().is_none_or(str::is_empty)
+}
+
 impl Conductor {
     /// `cluster_create` (§3.1): insert the cluster `CREATE_IN_PROGRESS` and its two default
     /// nodegroups, then (certificates,) notify, driver `create_cluster`, save the cluster and
@@ -85,8 +92,7 @@ impl Conductor {
             data.uuid = Some(uuid::Uuid::new_v4().to_string());
         }
         // The cluster and its two default nodegroups in one transaction: a conductor killed
-        // here leaves all three or none. Without its template (or with a label the default
-        // nodegroups cannot take) the cluster alone is stored, as before the nodegroups.
+        // here leaves all three or none.
         let defaults = async {
             let template = self.template_of(&scope, &data).await?;
             let master = default_nodegroup(&data, &template, master_count, true)?;
@@ -94,14 +100,18 @@ impl Conductor {
             Ok::<_, MagnumError>([master, worker])
         }
         .await;
-        let mut c = match defaults {
-            Ok(ngs) => {
-                Obj::unchanged(cluster_db::create_with_nodegroups(&self.db, &data, &ngs).await?)
+        let ngs = match defaults {
+            Ok(ngs) => ngs,
+            Err(e) => return self.create_failed_before_driver(ctx, data, e).await,
+        };
+        let mut c = match cluster_db::create_with_nodegroups(&self.db, &data, &ngs).await {
+            Ok(c) => Obj::unchanged(c),
+            // The template was deleted after the API checked it (the insert reads it under
+            // lock, so a delete cannot slip in after this).
+            Err(e @ openkeel_db::DbError::ClusterTemplateNotFound(_)) => {
+                return self.create_failed_before_driver(ctx, data, e.into()).await
             }
-            Err(e) => {
-                cluster_db::create(&self.db, &data).await?;
-                return Err(e);
-            }
+            Err(e) => return Err(e.into()),
         };
 
         let result = async {
@@ -165,6 +175,29 @@ impl Conductor {
             return Err(e);
         }
         Ok(c.data)
+    }
+
+    /// A create that cannot reach its driver — its template is gone (deleted while the cast
+    /// was on its way) or a label the default nodegroups cannot take: the cluster the API
+    /// answered 202 for is stored `CREATE_FAILED` with the reason, without nodegroups, and
+    /// the failure is notified. Magnum stores it `CREATE_IN_PROGRESS` and leaves it there
+    /// (its template look-up raises after `cluster.create()`), where it can be neither
+    /// completed nor deleted. Such a cluster is deleted without its driver
+    /// ([`Self::handle_cluster_delete`]).
+    async fn create_failed_before_driver(
+        &self,
+        ctx: &RequestContext,
+        mut data: Cluster,
+        e: MagnumError,
+    ) -> Result<Cluster, MagnumError> {
+        tracing::warn!(cluster = ?data.uuid, error = %e, "cluster create failed before its driver");
+        data.status = Some(ClusterStatus::CreateFailed);
+        data.status_reason = Some(e.message().to_string());
+        let stored = cluster_db::create(&self.db, &data).await?;
+        self.notifier
+            .notify_cluster_operation(ctx, Action::Create, Outcome::Failure, &stored)
+            .await;
+        Err(e)
     }
 
     /// `cluster_update` (§3.2): health fields and/or the default worker's `node_count`.
@@ -283,7 +316,13 @@ impl Conductor {
     ) -> Result<(), MagnumError> {
         let scope = Scope::from(ctx);
         let mut c = Obj::unchanged(cluster_db::get_by_uuid(&self.db, &scope, uuid).await?);
-        let (template, driver) = self.driver_of(&scope, &c.data).await?;
+        let (template, driver) = match self.driver_of(&scope, &c.data).await {
+            Ok(found) => found,
+            Err(e) if never_reached_a_driver(&c.data, &e) => {
+                return self.delete_without_driver(ctx, c.data).await;
+            }
+            Err(e) => return Err(e),
+        };
         let result = async {
             self.notifier
                 .notify_cluster_operation(ctx, Action::Delete, Outcome::Pending, &c.data)
@@ -330,6 +369,41 @@ impl Conductor {
         }
         save_cluster(&self.db, &mut c).await?;
         self.mark_started(&c.data, ClusterStatus::DeleteInProgress);
+        Ok(())
+    }
+
+    /// The delete of a cluster whose template is gone and that never reached a driver (no
+    /// `stack_id`: [`Self::create_failed_before_driver`], or a cluster Magnum left behind the
+    /// same way): there is nothing in any cloud to remove, so its rows (and certificates, if
+    /// any were made) go at once, with the delete's notifications. Magnum's conductor raises
+    /// `ClusterTemplateNotFound` for it and the cluster can never be deleted.
+    async fn delete_without_driver(
+        &self,
+        ctx: &RequestContext,
+        mut cluster: Cluster,
+    ) -> Result<(), MagnumError> {
+        let uuid = cluster.uuid.clone().unwrap_or_default();
+        tracing::info!(cluster = %uuid, "deleting a cluster that never reached a driver (its template is gone)");
+        self.notifier
+            .notify_cluster_operation(ctx, Action::Delete, Outcome::Pending, &cluster)
+            .await;
+        if let Some(certs) = &self.certificates {
+            if cluster.ca_cert_ref.is_some() {
+                if let Err(e) = certs.delete_certificates(ctx, &cluster).await {
+                    tracing::warn!(cluster = %uuid, error = %e, "cannot delete the cluster's certificates");
+                }
+            }
+        }
+        match cluster_db::destroy_with_nodegroups(&self.db, &uuid).await {
+            Ok(()) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e.into()),
+        }
+        cluster.status = Some(ClusterStatus::DeleteComplete);
+        cluster.status_reason = None;
+        self.notifier
+            .notify_cluster_operation(ctx, Action::Delete, Outcome::Success, &cluster)
+            .await;
         Ok(())
     }
 
