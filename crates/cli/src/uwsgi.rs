@@ -57,9 +57,7 @@ const EQUIVALENT: &[&str] = &[
     "http-raw-body",
     "procname-prefix-spaced",
     "procname-prefix",
-    "buffer-size",
     "worker-reload-mercy",
-    "socket-timeout",
     "vacuum",
     "need-app",
     "stats-http",
@@ -109,11 +107,37 @@ pub struct Plan {
     pub log_x_forwarded_for: bool,
     /// `disable-logging`: no request log.
     pub disable_logging: bool,
+    /// `buffer-size`: the largest request head uWSGI reads, bytes → `[openkeel]
+    /// api_max_header_size`.
+    pub buffer_size: Option<usize>,
+    /// `limit-post` (non-zero): the largest request body, bytes → `[openkeel]
+    /// api_max_body_size`.
+    pub limit_post: Option<usize>,
+    /// `socket-timeout`: seconds a read from a client may wait → `[openkeel]
+    /// api_header_read_timeout` (the time to receive a request's head, and the longest a
+    /// kept-alive connection stays idle).
+    pub socket_timeout: Option<usize>,
     /// Options accepted but not applied (named in one warning).
     pub ignored: BTreeSet<String>,
 }
 
 impl Plan {
+    /// The ini's own limits (`buffer-size`, `limit-post`, `socket-timeout`) in place of the
+    /// `[openkeel] api_*` options they correspond to, each kept within that option's bounds:
+    /// the ini configures the listener, as it configures uWSGI's.
+    pub fn apply_limits(&self, c: &mut openkeel_core::config::OpenkeelSection) {
+        let within = |v: usize, lo: i64, hi: i64| i64::try_from(v).unwrap_or(hi).clamp(lo, hi);
+        if let Some(v) = self.buffer_size {
+            c.api_max_header_size = within(v, 1024, 1_048_576);
+        }
+        if let Some(v) = self.limit_post {
+            c.api_max_body_size = within(v, 1024, 1_073_741_824);
+        }
+        if let Some(v) = self.socket_timeout {
+            c.api_header_read_timeout = within(v, 1, 3600);
+        }
+    }
+
     /// The runtime's worker threads: `processes` × `threads`, at least 1, at most 64.
     pub fn worker_threads(&self) -> usize {
         (self.processes.max(1) * self.threads.max(1)).clamp(1, 64)
@@ -301,6 +325,11 @@ pub fn plan(options: &[(String, String)]) -> Result<Plan, String> {
             "log-x-forwarded-for" => plan.log_x_forwarded_for = is_true(value),
             "disable-logging" => plan.disable_logging = is_true(value),
             "pidfile" => plan.pidfile = Some(PathBuf::from(value)),
+            "buffer-size" | "b" => plan.buffer_size = Some(number(&key, value)?),
+            "limit-post" => plan.limit_post = Some(number(&key, value)?).filter(|v| *v > 0),
+            "socket-timeout" | "z" => {
+                plan.socket_timeout = Some(number(&key, value)?).filter(|v| *v > 0)
+            }
             "pidfile2" => plan.pidfile2 = Some(PathBuf::from(value)),
             k if EQUIVALENT.contains(&k) => {
                 if k == "stats-http" {
@@ -617,6 +646,7 @@ pub fn main() -> ExitCode {
         Err(e) => return fail(e),
     };
     app_args.apply_overrides(&mut config);
+    plan.apply_limits(&mut config.openkeel);
     // Under uWSGI the scheme of the links comes from the listener (WSGI's `url_scheme`), not
     // from `[api] enabled_ssl`; the certificate is the ini's, never `[api] ssl_cert_file`.
     config.api.enabled_ssl = plan.listeners.iter().all(|l| l.tls.is_some());
@@ -765,6 +795,41 @@ mod tests {
 
     fn opts(text: &str) -> Vec<(String, String)> {
         parse_ini(text, "uwsgi")
+    }
+
+    #[test]
+    fn size_and_time_options_become_the_listener_limits() {
+        let p = plan(&opts(
+            "[uwsgi]\nhttp = :9511\nbuffer-size = 65535\nsocket-timeout = 30\nlimit-post = 0\n",
+        ))
+        .unwrap();
+        assert_eq!(
+            (p.buffer_size, p.socket_timeout, p.limit_post),
+            (Some(65535), Some(30), None)
+        );
+        assert!(p.ignored.is_empty(), "{:?}", p.ignored);
+        let mut c = openkeel_core::config::OpenkeelSection::default();
+        c.api_max_body_size = 1234;
+        p.apply_limits(&mut c);
+        assert_eq!(
+            (
+                c.api_max_header_size,
+                c.api_header_read_timeout,
+                c.api_max_body_size
+            ),
+            (65535, 30, 1234)
+        );
+        // Out of the options' bounds: clamped to them.
+        let p = plan(&opts(
+            "[uwsgi]\nhttp = :9511\nbuffer-size = 10\nlimit-post = 9999999999999\n",
+        ))
+        .unwrap();
+        p.apply_limits(&mut c);
+        assert_eq!(
+            (c.api_max_header_size, c.api_max_body_size),
+            (1024, 1_073_741_824)
+        );
+        assert!(plan(&opts("[uwsgi]\nhttp = :9511\nbuffer-size = big\n")).is_err());
     }
 
     #[test]

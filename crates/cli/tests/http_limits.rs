@@ -204,3 +204,108 @@ async fn hostile_clients_meet_the_limits() {
 
     running.stop().await.unwrap();
 }
+
+/// The same limits set by a uWSGI ini, as kolla-ansible and OpenStack-Helm write it
+/// (`buffer-size`, `limit-post`, `socket-timeout`), through the `uwsgi` program: each applies
+/// in place of its `[openkeel] api_*` option (which would allow 64 KiB of headers, 4 MiB of
+/// body and 30 s for the headers).
+#[tokio::test]
+async fn a_uwsgi_ini_sets_the_same_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("magnum.conf");
+    let db = dir.path().join("magnum.db");
+    std::fs::write(
+        &conf,
+        format!(
+            "[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1:1//\n\
+             [database]\nconnection = sqlite:///{}\n[openkeel]\nauth_strategy = noauth\n",
+            db.display()
+        ),
+    )
+    .unwrap();
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_openkeel-db-manage"))
+        .arg("--config-file")
+        .arg(&conf)
+        .arg("upgrade")
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{st:?}");
+    let port = openkeel_tests::magnum::free_port();
+    let ini = dir.path().join("magnum-api-uwsgi.ini");
+    std::fs::write(
+        &ini,
+        format!(
+            "[uwsgi]\nhttp = 127.0.0.1:{port}\nbuffer-size = 2048\nlimit-post = 2048\n\
+             socket-timeout = 2\nmodule = magnum.wsgi.api:application\n\
+             pyargv = --config-file {}\n",
+            conf.display()
+        ),
+    )
+    .unwrap();
+    let mut uwsgi = tokio::process::Command::new(env!("CARGO_BIN_EXE_uwsgi"))
+        .arg("--ini")
+        .arg(&ini)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let started = Instant::now();
+    while TcpStream::connect(addr).await.is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "uwsgi did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Headers over buffer-size: 431.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "GET / HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(3000)
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let (r, _) = read_to_close(&mut s, Duration::from_secs(5)).await;
+    assert_eq!(status_of(&r), Some(431), "{r}");
+
+    // A body over limit-post: 413 with Magnum's envelope.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let body = format!("{{\"name\": \"{}\"}}", "a".repeat(3000));
+    let req = format!(
+        "POST /v1/clustertemplates HTTP/1.1\r\nHost: t\r\nAccept: application/json\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let (r, _) = read_to_close(&mut s, Duration::from_secs(5)).await;
+    assert_eq!(status_of(&r), Some(413), "{r}");
+    assert!(
+        body_of(&r)["errors"][0]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("2048"),
+        "{r}"
+    );
+
+    // A kept-alive connection left idle: closed after socket-timeout (2 s), not 30 s.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let idle = Instant::now();
+    let (_, closed) = read_to_close(&mut s, Duration::from_secs(10)).await;
+    assert!(closed, "an idle connection was kept");
+    assert!(
+        idle.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        idle.elapsed()
+    );
+
+    // Within the limits the API answers.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let (r, _) = read_to_close(&mut s, Duration::from_secs(5)).await;
+    assert_eq!(status_of(&r), Some(200), "{r}");
+    uwsgi.kill().await.ok();
+}
