@@ -808,8 +808,10 @@ mod tests {
             (Some(65535), Some(30), None)
         );
         assert!(p.ignored.is_empty(), "{:?}", p.ignored);
-        let mut c = openkeel_core::config::OpenkeelSection::default();
-        c.api_max_body_size = 1234;
+        let mut c = openkeel_core::config::OpenkeelSection {
+            api_max_body_size: 1234,
+            ..Default::default()
+        };
         p.apply_limits(&mut c);
         assert_eq!(
             (
