@@ -740,6 +740,7 @@ impl CapiDriver {
         stack_id: &str,
     ) -> DriverResult<Observed> {
         let m = self.mgmt().await?;
+        let _observing = m.observing();
         let mut obs = Observed {
             cluster: m.get(mgmt::CLUSTER, stack_id).await?,
             ..Observed::default()
@@ -747,42 +748,57 @@ impl CapiDriver {
         let Some(capi) = obs.cluster.clone() else {
             return Ok(obs);
         };
-        let selector = format!("{CLUSTER_NAME_LABEL}={stack_id}");
+        // Every list is batched with the other clusters' of this tick (`batch.rs`): this
+        // cluster asks for all it needs, then waits with the others.
         let deleting = cluster.status == Some(ClusterStatus::DeleteInProgress);
-        if !deleting {
-            obs.control_planes = m.list(mgmt::KUBEADM_CONTROL_PLANE, &selector, "").await?;
-            obs.machine_deployments = m.list(mgmt::MACHINE_DEPLOYMENT, &selector, "").await?;
-        }
         let detail = deleting || status::needs_detail(&capi, nodegroups);
-        if detail {
-            if !deleting {
-                obs.machines = m.list(mgmt::MACHINE, &selector, "").await?;
-            }
-            obs.openstack_clusters = m.list(mgmt::OPENSTACK_CLUSTER, &selector, "").await?;
-        }
-        if !deleting && status::needs_openstack_machines(nodegroups) {
-            obs.openstack_machines = m.list(mgmt::OPENSTACK_MACHINE, &selector, "").await?;
-        }
-        if deleting || !status::cluster_ready(&capi) {
-            obs.cluster_events = m
-                .list(
-                    mgmt::EVENT,
-                    "",
-                    &format!("involvedObject.kind=Cluster,involvedObject.name={stack_id}"),
-                )
-                .await?;
+        let events = deleting || !status::cluster_ready(&capi);
+        let ask = |wanted: bool, kind| {
+            wanted.then(|| m.list_labelled(kind, CLUSTER_NAME_LABEL, stack_id))
+        };
+        let asks = (
+            ask(!deleting, mgmt::KUBEADM_CONTROL_PLANE),
+            ask(!deleting, mgmt::MACHINE_DEPLOYMENT),
+            ask(detail && !deleting, mgmt::MACHINE),
+            ask(detail, mgmt::OPENSTACK_CLUSTER),
+            ask(
+                !deleting && status::needs_openstack_machines(nodegroups),
+                mgmt::OPENSTACK_MACHINE,
+            ),
+            events.then(|| m.events_about("Cluster", stack_id)),
+        );
+        let waiting = m.waiting();
+        let (
+            control_planes,
+            machine_deployments,
+            machines,
+            openstack_clusters,
+            openstack_machines,
+            cluster_events,
+        ) = tokio::try_join!(
+            answer(asks.0),
+            answer(asks.1),
+            answer(asks.2),
+            answer(asks.3),
+            answer(asks.4),
+            answer(asks.5),
+        )?;
+        drop(waiting);
+        obs.control_planes = control_planes;
+        obs.machine_deployments = machine_deployments;
+        obs.machines = machines;
+        obs.openstack_clusters = openstack_clusters;
+        obs.openstack_machines = openstack_machines;
+        obs.cluster_events = cluster_events;
+        if events {
             if let Some(name) = obs
                 .openstack_clusters
                 .first()
                 .and_then(|o| o["metadata"]["name"].as_str())
             {
-                obs.openstack_cluster_events = m
-                    .list(
-                        mgmt::EVENT,
-                        "",
-                        &format!("involvedObject.kind=OpenStackCluster,involvedObject.name={name}"),
-                    )
-                    .await?;
+                let events = m.events_about("OpenStackCluster", name);
+                let _waiting = m.waiting();
+                obs.openstack_cluster_events = events.await?;
             }
         }
         Ok(obs)
@@ -844,6 +860,16 @@ impl CapiDriver {
             self.install_autoscaler(self.mgmt().await?, cluster).await?;
         }
         Ok(derived.report)
+    }
+}
+
+/// The answer of a batched list asked for, or nothing when it was not asked.
+async fn answer(
+    ask: Option<impl std::future::Future<Output = DriverResult<Vec<Value>>>>,
+) -> DriverResult<Vec<Value>> {
+    match ask {
+        Some(list) => list.await,
+        None => Ok(Vec::new()),
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod addons;
 pub mod autoscaler;
+mod batch;
 mod calico_manifests;
 pub mod cluster;
 pub mod clusterclass;

@@ -298,6 +298,8 @@ pub struct Mgmt {
     request_timeout: Duration,
     requests: Arc<AtomicU64>,
     conflicts: Arc<AtomicU64>,
+    /// Lists of many clusters' objects in one request ([`Mgmt::list_of_cluster`]).
+    batches: Arc<crate::batch::Batches>,
 }
 
 impl fmt::Debug for Mgmt {
@@ -339,6 +341,7 @@ impl Mgmt {
             request_timeout,
             requests: Arc::new(AtomicU64::new(0)),
             conflicts: Arc::new(AtomicU64::new(0)),
+            batches: Arc::default(),
         }
     }
 
@@ -439,6 +442,96 @@ impl Mgmt {
             // a kind whose CRD is not installed: nothing of it exists
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(Vec::new()),
             Err(e) => Err(Self::error("list", &what, &e)),
+        }
+    }
+
+    /// The objects of `kind` labelled `label_key=name`, as [`Self::list`] with that selector
+    /// answers, but batched (see `batch.rs`): the ask joins its batch when this is called,
+    /// and the batch, one LIST with `label_key in (...)`, is sent once every status call in
+    /// flight is waiting (or after [`crate::batch::MAX_WAIT`]). Ask for everything a call
+    /// needs first, then mark it [`Self::waiting`], then await the answers.
+    pub fn list_labelled(
+        &self,
+        kind: Kind,
+        label_key: &'static str,
+        name: &str,
+    ) -> impl std::future::Future<Output = Result<Vec<Value>, DriverError>> + Send + 'static {
+        let key = format!("{}/{} {label_key}", kind.api_version, kind.plural);
+        self.batched(key, name, move |this, names| async move {
+            let items = this
+                .list(kind, &crate::batch::set_selector(label_key, &names), "")
+                .await?;
+            Ok(crate::batch::group_by(items, |o| {
+                o["metadata"]["labels"][label_key].as_str()
+            }))
+        })
+    }
+
+    /// The Events about the `involved_kind` object `name`, batched as
+    /// [`Self::list_labelled`]: alone, one LIST with the field selector on kind and name;
+    /// with others, one LIST of the Events about objects of that kind, split by name.
+    pub fn events_about(
+        &self,
+        involved_kind: &'static str,
+        name: &str,
+    ) -> impl std::future::Future<Output = Result<Vec<Value>, DriverError>> + Send + 'static {
+        let key = format!("events about {involved_kind}");
+        self.batched(key, name, move |this, names| async move {
+            let fields = match names.as_slice() {
+                [one] => format!("involvedObject.kind={involved_kind},involvedObject.name={one}"),
+                _ => format!("involvedObject.kind={involved_kind}"),
+            };
+            let items = this.list(EVENT, "", &fields).await?;
+            Ok(crate::batch::group_by(items, |o| {
+                o["involvedObject"]["name"].as_str()
+            }))
+        })
+    }
+
+    /// A status call in flight, for the batches (see `batch.rs`), until dropped.
+    pub(crate) fn observing(&self) -> crate::batch::Observing<'_> {
+        self.batches.observing()
+    }
+
+    /// A status call waiting for its lists, for the batches, until dropped.
+    pub(crate) fn waiting(&self) -> crate::batch::Waiting<'_> {
+        self.batches.waiting()
+    }
+
+    /// Join the batch `key` with `name` now; the first ask of a batch waits until the batch
+    /// settles ([`crate::batch::Batches::settle`]), then `fetch` answers every name asked
+    /// meanwhile (in chunks), in a task of its own, so an ask that gives up does not cancel
+    /// the others'. The future resolves to this ask's answer.
+    fn batched<F, Fut>(
+        &self,
+        key: String,
+        name: &str,
+        fetch: F,
+    ) -> impl std::future::Future<Output = Result<Vec<Value>, DriverError>> + Send + 'static
+    where
+        F: Fn(Mgmt, Vec<String>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<
+                Output = Result<std::collections::BTreeMap<String, Vec<Value>>, DriverError>,
+            > + Send,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.batches.join(&key, name, tx) {
+            let this = self.clone();
+            tokio::spawn(async move {
+                this.batches.settle().await;
+                let mut asks = this.batches.take(&key);
+                for names in crate::batch::chunks(&asks) {
+                    let found = fetch(this.clone(), names.clone()).await;
+                    crate::batch::answer(&mut asks, &names, &found);
+                }
+            });
+        }
+        async move {
+            rx.await.unwrap_or_else(|_| {
+                Err(DriverError::transient(
+                    "Kubernetes API: a batched list ended without an answer",
+                ))
+            })
         }
     }
 

@@ -488,16 +488,17 @@ impl CapiDriver {
             }));
         };
         let m = self.mgmt().await?;
-        let selector = format!("{CLUSTER_NAME_LABEL}={stack_id}");
-        let (control_planes, machines) = tokio::try_join!(
-            m.list(mgmt::KUBEADM_CONTROL_PLANE, &selector, ""),
-            m.list(mgmt::MACHINE, &selector, ""),
-        )?;
-        let deployments = if auto_scaling(cluster) {
-            m.list(mgmt::MACHINE_DEPLOYMENT, &selector, "").await?
-        } else {
-            Vec::new()
-        };
+        // batched with the other clusters' polls (`batch.rs`)
+        let _observing = m.observing();
+        let asks = (
+            m.list_labelled(mgmt::KUBEADM_CONTROL_PLANE, CLUSTER_NAME_LABEL, &stack_id),
+            m.list_labelled(mgmt::MACHINE, CLUSTER_NAME_LABEL, &stack_id),
+            auto_scaling(cluster)
+                .then(|| m.list_labelled(mgmt::MACHINE_DEPLOYMENT, CLUSTER_NAME_LABEL, &stack_id)),
+        );
+        let _waiting = m.waiting();
+        let (control_planes, machines, deployments) =
+            tokio::try_join!(asks.0, asks.1, super::answer(asks.2))?;
         let report = status::health(ctx.nodegroups, &control_planes, &machines, &deployments)
             .ok_or_else(|| {
                 DriverError::transient(format!(

@@ -406,6 +406,8 @@ pub struct FakeApiState {
     pub log: Vec<String>,
     pub faults: Vec<Fault>,
     pub version: u64,
+    /// How long every answer takes (a real API server's round trip); none by default.
+    pub latency: Duration,
 }
 
 #[derive(Clone, Default)]
@@ -444,16 +446,44 @@ fn query_param(query: &str, key: &str) -> Option<String> {
             v.replace("%3D", "=")
                 .replace("%2C", ",")
                 .replace("%2F", "/")
+                .replace("%28", "(")
+                .replace("%29", ")")
+                .replace("%20", " ")
                 .replace('+', " ")
         })
     })
 }
 
+/// A label selector's requirements: split at the commas outside parentheses.
+fn requirements(sel: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0usize);
+    for (i, ch) in sel.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&sel[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&sel[start..]);
+    out.into_iter().filter(|s| !s.is_empty()).collect()
+}
+
 fn matches_selector(o: &Value, labels: &Option<String>, fields: &Option<String>) -> bool {
+    // equality (`k=v`) and set-based (`k in (a,b)`) requirements, as the API server's
     let ok_labels = labels.as_deref().is_none_or(|sel| {
-        sel.split(',').filter(|s| !s.is_empty()).all(|kv| {
-            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            o["metadata"]["labels"][k].as_str() == Some(v)
+        requirements(sel).iter().all(|req| {
+            if let Some((k, set)) = req.split_once(" in ") {
+                let set = set.trim().trim_start_matches('(').trim_end_matches(')');
+                let have = o["metadata"]["labels"][k.trim()].as_str();
+                set.split(',').any(|v| have == Some(v.trim()))
+            } else {
+                let (k, v) = req.split_once('=').unwrap_or((req, ""));
+                o["metadata"]["labels"][k].as_str() == Some(v)
+            }
         })
     });
     let ok_fields = fields.as_deref().is_none_or(|sel| {
@@ -489,6 +519,10 @@ impl FakeApi {
                 );
                 if code == 0 {
                     tokio::time::sleep(Duration::from_secs(3600)).await;
+                }
+                let latency = me.0.lock().unwrap().latency;
+                if !latency.is_zero() {
+                    tokio::time::sleep(latency).await;
                 }
                 let resp = http::Response::builder()
                     .status(code)
