@@ -141,19 +141,31 @@ fn check_one_owner_per_tick(
 }
 
 fn conf(dir: &Path, db_url: &str, exchange: &str, host: &str) -> PathBuf {
-    let text = split::service_conf_text(
+    conf_with(dir, db_url, exchange, host, "")
+}
+
+/// [`conf`] with `sections` (whole sections, such as `[capi_client]`) appended.
+fn conf_with(dir: &Path, db_url: &str, exchange: &str, host: &str, sections: &str) -> PathBuf {
+    let mut text = split::service_conf_text(
         db_url,
         exchange,
         host,
         &format!("service_down_time = {DOWN_TIME}\nperiodic_interval_max = 1\ndebug = true\n"),
         &format!("status_sync_interval = {TICK}\n"),
     );
+    text.push_str(sections);
     let path = dir.join(format!("{host}.conf"));
     std::fs::write(&path, text).unwrap();
     path
 }
 
-async fn clusters_in_progress(db: &openkeel_db::Database, n: usize) -> BTreeSet<String> {
+/// `n` clusters `CREATE_IN_PROGRESS` for as long as the test runs, of a template naming
+/// `driver` (`None`: the simulator, by the template's type).
+async fn clusters_in_progress(
+    db: &openkeel_db::Database,
+    n: usize,
+    driver: Option<&str>,
+) -> BTreeSet<String> {
     let template = openkeel_db::cluster_template::create(
         db,
         &ClusterTemplate {
@@ -165,6 +177,7 @@ async fn clusters_in_progress(db: &openkeel_db::Database, n: usize) -> BTreeSet<
             cluster_distro: Some("ubuntu".into()),
             project_id: Some("p".into()),
             user_id: Some("u".into()),
+            driver: driver.map(str::to_string),
             ..ClusterTemplate::default()
         },
     )
@@ -174,7 +187,8 @@ async fn clusters_in_progress(db: &openkeel_db::Database, n: usize) -> BTreeSet<
     for i in 0..n {
         let uuid = uuid::Uuid::new_v4().to_string();
         // In progress for as long as the test runs: the simulator completes it after
-        // `simulator_ticks` status ticks.
+        // `simulator_ticks` status ticks; the Cluster API driver finds no `Cluster` named
+        // `kube-<i>` (too short to be a stack id it makes) and leaves it in progress.
         let labels = [("simulator_ticks".to_string(), "1000000".to_string())]
             .into_iter()
             .collect();
@@ -225,12 +239,54 @@ async fn wait_members(conductors: &[Conductor], live: &[usize], marks: &[usize],
     }
 }
 
+/// Wait until the conductors of `live` have each logged `n` complete status ticks after
+/// `marks` (at least four tick intervals: a tick takes longer than its interval on a busy
+/// machine or with a slow management cluster).
+async fn wait_ticks(conductors: &[Conductor], live: &[usize], marks: &[usize], n: usize) {
+    tokio::time::sleep(Duration::from_secs(TICK * 4)).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while live
+        .iter()
+        .any(|&i| ticks(&conductors[i].log_since(marks[i])).len() < n)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "fewer than {n} status ticks in a minute"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 fn marks(conductors: &[Conductor]) -> Vec<usize> {
     conductors.iter().map(Conductor::log_len).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_cluster_is_synced_by_one_live_conductor_and_a_killed_ones_move_on() {
+    ownership(None, "").await;
+}
+
+/// The same with the native Cluster API driver, against the rig's real kube-apiserver: each
+/// status call asks the management cluster about its cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_cluster_api_driver_each_cluster_is_synced_by_one_live_conductor() {
+    let (Some(kubeconfig), Some(helm)) = (
+        openkeel_tests::kapi::kubeconfig(),
+        openkeel_tests::kapi::helm(),
+    ) else {
+        return;
+    };
+    let sections = format!(
+        "[capi_client]\nkubeconfig = {}\nhelm_binary = {}\n",
+        kubeconfig.display(),
+        helm.display()
+    );
+    ownership(Some("k8s_cluster_api_ubuntu"), &sections).await;
+}
+
+/// Periodic ownership with three conductors whose clusters use `driver` (`None`: the
+/// simulator), configured with `sections`.
+async fn ownership(driver: Option<&str>, sections: &str) {
     let Some(_) = openkeel_tests::rabbit_url() else {
         return;
     };
@@ -239,7 +295,7 @@ async fn each_cluster_is_synced_by_one_live_conductor_and_a_killed_ones_move_on(
     };
     let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
     openkeel_db::manage::upgrade(&db).await.unwrap();
-    let all = clusters_in_progress(&db, CLUSTERS).await;
+    let all = clusters_in_progress(&db, CLUSTERS, driver).await;
 
     let dir = tempfile::tempdir().unwrap();
     let exchange = format!("okt-multi-{}", uuid::Uuid::new_v4().simple());
@@ -247,7 +303,7 @@ async fn each_cluster_is_synced_by_one_live_conductor_and_a_killed_ones_move_on(
         .iter()
         .map(|host| Conductor {
             host: host.to_string(),
-            conf: conf(dir.path(), mdb.url(), &exchange, host),
+            conf: conf_with(dir.path(), mdb.url(), &exchange, host, sections),
             log: dir.path().join(format!("{host}.log")),
             child: None,
         })
@@ -260,7 +316,7 @@ async fn each_cluster_is_synced_by_one_live_conductor_and_a_killed_ones_move_on(
     let m = marks(&conductors);
     wait_members(&conductors, &[0, 1, 2], &m, 3).await;
     let m = marks(&conductors);
-    tokio::time::sleep(Duration::from_secs(TICK * 4)).await;
+    wait_ticks(&conductors, &[0, 1, 2], &m, 3).await;
     let shares = check_one_owner_per_tick(&conductors, &[0, 1, 2], &m, &all);
     for (host, share) in &shares {
         assert!(!share.is_empty(), "{host} has no share: {shares:?}");
@@ -296,7 +352,7 @@ async fn each_cluster_is_synced_by_one_live_conductor_and_a_killed_ones_move_on(
     let m = marks(&conductors);
     wait_members(&conductors, &[0, 2], &m, 2).await;
     let m = marks(&conductors);
-    tokio::time::sleep(Duration::from_secs(TICK * 4)).await;
+    wait_ticks(&conductors, &[0, 2], &m, 3).await;
     let two = check_one_owner_per_tick(&conductors, &[0, 2], &m, &all);
     // Only the dead conductor's clusters moved.
     for host in ["okt-c1", "okt-c3"] {
@@ -308,9 +364,25 @@ async fn each_cluster_is_synced_by_one_live_conductor_and_a_killed_ones_move_on(
     conductors[1].start();
     wait_members(&conductors, &[0, 1, 2], &m, 3).await;
     let m = marks(&conductors);
-    tokio::time::sleep(Duration::from_secs(TICK * 4)).await;
+    wait_ticks(&conductors, &[0, 1, 2], &m, 3).await;
     let again = check_one_owner_per_tick(&conductors, &[0, 1, 2], &m, &all);
     assert_eq!(again, shares, "the same shares as before the kill");
+    // Each status call went to the driver the clusters use.
+    let want = format!("driver=\"{}\"", driver.unwrap_or("simulator"));
+    for c in &conductors {
+        let log = c.log_since(0);
+        let calls: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("update_cluster_status cluster="))
+            .collect();
+        assert!(!calls.is_empty(), "{}: no status calls", c.host);
+        assert!(
+            calls.iter().all(|l| l.contains(&want)),
+            "{}: {want} expected: {:?}",
+            c.host,
+            calls.iter().find(|l| !l.contains(&want))
+        );
+    }
 
     for c in &mut conductors {
         c.kill9().await;

@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio::sync::{oneshot, Notify};
 
 /// The longest the first ask of a batch waits for others to join it.
-pub const MAX_WAIT: Duration = Duration::from_millis(100);
+pub const MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// At most this many names in one selector (the request's URL stays a few KiB).
 pub const MAX_NAMES: usize = 100;
