@@ -1,4 +1,4 @@
-//! Magnum's route table (`api-routes.md`): which (method, path) reaches which handler, and
+//! Magnum's route table (the pecan controllers of `magnum/api/controllers/v1/`): which (method, path) reaches which handler, and
 //! the 404 / 405 (`Allow`) answers pecan gives for everything else. Each resource module
 //! owns the routes under its collection and exposes one `route` function.
 
@@ -117,7 +117,7 @@ pub fn path_segments(path: &str) -> Vec<String> {
 pub const UNMATCHED: &str = "unmatched";
 
 /// The route template a request is counted under in the API's metrics: the `/v1` form of
-/// the entry of Magnum's route table (api-routes.md) whose handler the request reaches
+/// the entry of Magnum's route table whose handler the request reaches
 /// (`/v1/clusters/{cluster_ident}` for `GET /clusters/c1`), `/`, `/healthcheck`, or
 /// [`UNMATCHED`] for a path outside the table (pecan's 404s). Computed from the path with the
 /// routing rules of [`crate::dispatch`] (the prefix rewrite, [`routing_method`],

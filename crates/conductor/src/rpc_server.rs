@@ -1,5 +1,5 @@
 //! [`ConductorDispatcher`]: the conductor's [`Dispatcher`] for the RPC server on the
-//! `magnum-conductor` topic (rpc.md §10): decodes each request's arguments with the
+//! `magnum-conductor` topic (the endpoints `magnum/cmd/conductor.py` registers): decodes each request's arguments with the
 //! `magnum_object.*` codec, calls the handlers (`ConductorApi`) and encodes the result.
 //!
 //! * the 12 business methods go to the handlers (`openkeel_rpc::remote::serve`);

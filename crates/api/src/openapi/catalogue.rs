@@ -1,4 +1,4 @@
-//! The route catalogue: Magnum's 38 routes (`api-routes.md` §2) as data, with what the
+//! The route catalogue: Magnum's 38 routes (`magnum/api/controllers/v1/`) as data, with what the
 //! OpenAPI document says about each. The query arguments are the very lists the handlers
 //! parse their query with (`pagination::parse_args`), the bodies are named schemas built
 //! from the handlers' attribute lists ([`super::schemas`]).
@@ -161,7 +161,7 @@ pub const TAGS: [(&str, &str); 10] = [
     ),
 ];
 
-/// Magnum 23.0.0's 38 routes, in `api-routes.md`'s order.
+/// Magnum 23.0.0's 38 routes, by controller (`magnum/api/controllers/v1/*.py`).
 pub const ROUTES: [Route; 38] = [
     Route {
         versions: Versions::NotNegotiated,

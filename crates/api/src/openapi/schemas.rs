@@ -617,7 +617,7 @@ pub fn all() -> Map<String, Value> {
     s
 }
 
-/// Magnum's error envelope (`api-behaviour.md` §3): `{"errors": [...]}`, one entry (none for
+/// Magnum's error envelope (`magnum/api/middleware/parsable_error.py`): `{"errors": [...]}`, one entry (none for
 /// a `HEAD`).
 fn error_envelope() -> Value {
     json!({

@@ -1,6 +1,6 @@
 //! `/v1/certificates` (`magnum/api/controllers/v1/certificate.py`) and `/v1/credentials`
 //! (`credential.py`): the cluster CA, CSR signing, CA rotation and credential rotation, each
-//! an RPC call to the conductor (api-routes.md §3.5–§3.6).
+//! an RPC call to the conductor (`magnum/conductor/api.py`).
 
 use crate::error::ApiError;
 use crate::links::self_and_bookmark;

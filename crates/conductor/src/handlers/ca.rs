@@ -1,4 +1,5 @@
-//! `ca_conductor.Handler` and `credential_conductor.Handler` (conductor.md §3.9–§3.12).
+//! `ca_conductor.Handler` and `credential_conductor.Handler`
+//! (`magnum/conductor/handlers/ca_conductor.py`, `credential_conductor.py`).
 
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;

@@ -1,4 +1,4 @@
-//! `magnum/conductor/handlers/cluster_conductor.py` (conductor.md §3.1–§3.5).
+//! `magnum/conductor/handlers/cluster_conductor.py`.
 
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
@@ -18,7 +18,7 @@ use crate::save::{
 };
 use crate::Conductor;
 
-/// `conductor_utils._get_nodegroup_object` (conductor.md §3.1 table): a default nodegroup of
+/// `conductor_utils._get_nodegroup_object` (`magnum/conductor/utils.py`): a default nodegroup of
 /// a new cluster.
 pub(crate) fn default_nodegroup(
     cluster: &Cluster,

@@ -1,4 +1,4 @@
-//! `magnum/conductor/handlers/nodegroup_conductor.py` (conductor.md §3.6–§3.8). No
+//! `magnum/conductor/handlers/nodegroup_conductor.py`. No
 //! notifications for nodegroup operations, as in Magnum.
 
 use openkeel_core::context::RequestContext;

@@ -3,8 +3,8 @@
 //! applies them — `fromjson` for a request body (conversion, read-only / mandatory rules, then
 //! the attribute setter) and the bare setter (`Type(**dict)`, after a JSON Patch).
 //!
-//! Values are [`PyValue`]s, as WSME sees them. Error texts are WSME's (`api-resources.md`
-//! §1.1). Where Magnum breaks with a 500 on bad input (an invalid boolean string, a list
+//! Values are [`PyValue`]s, as WSME sees them. Error texts are WSME's (`wsme/types.py`,
+//! `wsme/rest/json.py`). Where Magnum breaks with a 500 on bad input (an invalid boolean string, a list
 //! given to an integer attribute) the same `InvalidInput` 400 is given instead
 //! (`docs/differences.md`).
 
