@@ -63,7 +63,7 @@ pub fn routing_method(method: &Method, query: Option<&str>) -> Result<Method, Ap
 /// `get_all('v2')` / `get_all('V1')` / `get_all('v1')`, whose first argument is the marker.
 ///
 /// For a `GET` of the collection itself (or its `detail`) the segments are returned, to be
-/// converted as the handler's first arguments ([`crate::pagination::parse_args`]). For any
+/// converted as the handler's first arguments ([`crate::query::parse_args`]). For any
 /// other request they become the leading member segments (`DELETE /v2/clusters` is
 /// `delete('v2')`, as `DELETE /v1/clusters/v2`; `POST /v2/clusters` passes `'v2'` as the
 /// body argument, as a `POST` to a member path does). `segments` is rewritten to
@@ -172,7 +172,7 @@ pub fn template(method: &Method, path: &str, query: Option<&str>) -> &'static st
 pub fn root(req: &RequestInfo) -> Result<Reply, ApiError> {
     match req.method {
         Method::GET => {
-            crate::pagination::parse_args(req, &[])?;
+            crate::query::parse_args(req, &[])?;
             Ok(Reply::ok(versions::root(&req.host_url)))
         }
         _ => Err(ApiError::method_not_allowed("GET")),
@@ -185,7 +185,7 @@ pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply
     match segs.as_slice() {
         ["v1"] => match req.method {
             Method::GET => {
-                crate::pagination::parse_args(req, &[])?;
+                crate::query::parse_args(req, &[])?;
                 Ok(Reply::ok(versions::v1(&req.host_url)))
             }
             _ => Err(ApiError::method_not_allowed("GET")),

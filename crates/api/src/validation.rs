@@ -526,7 +526,7 @@ pub fn typecheck(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
                 // A plain `int` attribute: type promotion of int/str/bytes, else wrong type.
                 return match v {
                     PyValue::Int(_) | PyValue::Bool(_) => Ok(v.clone()),
-                    PyValue::Str(s) => match crate::pagination::python_int(s) {
+                    PyValue::Str(s) => match python_int(s) {
                         Some(i) => Ok(PyValue::Int(i)),
                         None => Err(fail(&format!(
                             "Wrong type. Expected '<class 'int'>', got '{}'",
@@ -628,14 +628,14 @@ pub fn valid_dns_list(s: &str) -> bool {
 pub fn bool_from_value(v: &PyValue) -> Option<bool> {
     match v {
         PyValue::Bool(b) => Some(*b),
-        other => crate::pagination::bool_from_string(&other.py_str()),
+        other => crate::query::bool_from_string(&other.py_str()),
     }
 }
 
 /// strutils' `ValueError` text for a value that is not a boolean (Magnum's error handling
 /// breaks on it and the server answers an HTML 500; OpenKeel answers 400 with this reason).
 pub fn unrecognized_bool_value(v: &PyValue) -> String {
-    crate::pagination::unrecognized_bool(&v.py_str())
+    crate::query::unrecognized_bool(&v.py_str())
 }
 
 /// Why a `fromjson` conversion failed: a `ValueError` (WSME names the whole body argument)
@@ -745,6 +745,37 @@ fn parse_datetime(s: &str) -> Option<String> {
     Some(out)
 }
 
+/// Python's `int(str)`: surrounding whitespace, an optional sign, decimal digits with single
+/// underscores between them. Values beyond 128 bits saturate (they only ever cap a limit).
+pub fn python_int(s: &str) -> Option<i128> {
+    let t = s.trim();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') {
+        return None;
+    }
+    let mut prev_us = false;
+    let mut clean = String::with_capacity(digits.len());
+    for c in digits.chars() {
+        if c == '_' {
+            if prev_us {
+                return None;
+            }
+            prev_us = true;
+        } else if c.is_ascii_digit() {
+            clean.push(c);
+            prev_us = false;
+        } else {
+            return None;
+        }
+    }
+    let v = clean.parse::<i128>().unwrap_or(i128::MAX);
+    Some(if neg { -v } else { v })
+}
+
 /// Python's `int(v)` for a decoded JSON value.
 pub fn python_int_of(v: &PyValue) -> Result<PyValue, FromJsonError> {
     match v {
@@ -764,14 +795,12 @@ pub fn python_int_of(v: &PyValue) -> Result<PyValue, FromJsonError> {
                 Ok(PyValue::Int(f.trunc() as i128))
             }
         }
-        PyValue::Str(s) => crate::pagination::python_int(s)
-            .map(PyValue::Int)
-            .ok_or_else(|| {
-                FromJsonError::Value(format!(
-                    "invalid literal for int() with base 10: {}",
-                    repr_str(s)
-                ))
-            }),
+        PyValue::Str(s) => python_int(s).map(PyValue::Int).ok_or_else(|| {
+            FromJsonError::Value(format!(
+                "invalid literal for int() with base 10: {}",
+                repr_str(s)
+            ))
+        }),
         other => Err(FromJsonError::Other(format!(
             "int() argument must be a string, a bytes-like object or a real number, not '{}'",
             other.type_name()

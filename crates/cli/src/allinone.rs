@@ -607,7 +607,7 @@ pub fn api_state(
         template_settings: template_settings(config),
         clusters: openkeel_api::resources::clusters::ClusterSettings::from_config(config),
         service_down_time: config.default.service_down_time.max(0) as u64,
-        list_permits: openkeel_api::pagination::list_permits(
+        list_permits: openkeel_api::list_permits(
             usize::try_from(config.openkeel.list_concurrency).unwrap_or(0),
         ),
         pending_creates: Default::default(),

@@ -247,13 +247,13 @@ fn shown_converted(attr: &Attr, v: &PyValue) -> String {
     }
 }
 
-/// `int(v)` of a decoded value; `Err` is Python's message.
-pub fn python_int_of(v: &PyValue) -> Result<i128, String> {
-    match validation::python_int_of(v) {
-        Ok(PyValue::Int(i)) => Ok(i),
-        Ok(PyValue::Bool(b)) => Ok(i128::from(b)),
-        Ok(other) => Err(format!("invalid literal for int(): {}", other.py_str())),
-        Err(FromJsonError::Value(m) | FromJsonError::Other(m)) => Err(m),
+/// The integer of a value WSME has already typed as an integer (a `bool` is an `int` to
+/// Python); `None` for anything else (unset, `None`).
+pub fn int_value(v: Option<&PyValue>) -> Option<i128> {
+    match v {
+        Some(PyValue::Int(i)) => Some(*i),
+        Some(PyValue::Bool(b)) => Some(i128::from(*b)),
+        _ => None,
     }
 }
 
