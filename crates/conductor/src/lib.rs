@@ -10,7 +10,7 @@
 //! Wiring (all-in-one):
 //!
 //! ```text
-//! let drivers = openkeel::allinone::driver_registry(&config);   // simulator and/or Cluster API
+//! let drivers = openkeel::wiring::driver_registry(&config);   // simulator and/or Cluster API
 //! let conductor = Arc::new(Conductor::new(db, Arc::new(drivers), Arc::new(LogNotifier),
 //!                                         ConductorSettings::default()));
 //! let rpc = InProcess::new(conductor.clone(), rpc_response_timeout);   // the API's ConductorApi
