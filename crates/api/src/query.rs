@@ -8,7 +8,7 @@
 //! parameter reaches the converter as a Python list, as pecan passes it.
 
 use crate::error::ApiError;
-use crate::validation::python_int;
+use crate::validation::{invalid_input, python_int};
 use crate::RequestInfo;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::pyvalue::repr_str;
@@ -95,23 +95,15 @@ impl Raw<'_> {
     }
 }
 
-fn invalid_input(name: &str, value: &str, msg: &str) -> ApiError {
-    MagnumError::new(
-        ErrorKind::InvalidInput,
-        &[("fieldname", &name), ("value", &value), ("msg", &msg)],
-    )
-    .into()
-}
-
 /// Convert one argument value to its declared type (WSME's `fromjson` / `from_param`).
 fn convert(spec: &ArgSpec, raw: &Raw<'_>) -> Result<ArgValue, ApiError> {
     let shown = raw.py_str();
     let fail = |ty: &str, err: String| {
-        invalid_input(
+        ApiError::from(invalid_input(
             spec.name,
             &shown,
             &format!("unable to convert to {ty}. Error: {err}"),
-        )
+        ))
     };
     Ok(match spec.ty {
         ArgType::Text => ArgValue::Text(shown.clone()),

@@ -336,6 +336,19 @@ pub fn invalid_input(field: &str, value: &str, msg: &str) -> MagnumError {
     )
 }
 
+/// WSME `UnknownAttribute`, singular or plural as WSME words it.
+pub fn unknown_attributes(arg: &str, names: &[&str]) -> MagnumError {
+    let msg = if names.len() == 1 {
+        format!("Unknown attribute for argument {arg}: {}", names[0])
+    } else {
+        format!(
+            "Unknown attributes for argument {arg}: {}",
+            names.join(", ")
+        )
+    };
+    MagnumError::with_message(ErrorKind::UnknownAttribute, msg)
+}
+
 /// The declared WSME type of a body attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttrType {

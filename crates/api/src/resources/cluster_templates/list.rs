@@ -3,11 +3,11 @@
 //! `magnum/api/controllers/v1/cluster_template.py`).
 
 use super::view::view;
-use super::{db, widen, RESOURCE};
+use super::{db, RESOURCE};
 use crate::error::ApiError;
 use crate::pagination::{self, ListParams, LIST_ARGS};
 use crate::query;
-use crate::request::{context, enforce};
+use crate::request::{context, enforce, widen};
 use crate::response::Reply;
 use crate::validation::invalid_input;
 use crate::{ApiState, RequestInfo};

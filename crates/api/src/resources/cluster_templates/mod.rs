@@ -116,16 +116,6 @@ async fn get_resource(
     }
 }
 
-/// Make the context see every project (`context.all_tenants = True`) after checking the
-/// admin-only rule, as the handlers do for admins.
-fn widen(state: &ApiState, ctx: &mut RequestContext, rule: &str) -> Result<(), ApiError> {
-    if ctx.is_admin {
-        enforce(state, ctx, rule, None)?;
-        ctx.all_tenants = true;
-    }
-    Ok(())
-}
-
 fn publish_check(state: &ApiState, ctx: &RequestContext) -> Result<(), ApiError> {
     enforce(state, ctx, "clustertemplate:publish", None).map_err(|_| {
         ApiError::Handler(MagnumError::new(

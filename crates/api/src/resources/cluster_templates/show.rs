@@ -2,10 +2,10 @@
 //! `magnum/api/controllers/v1/cluster_template.py`).
 
 use super::view::{target, view};
-use super::{db, get_resource, widen};
+use super::{db, get_resource};
 use crate::error::ApiError;
 use crate::query;
-use crate::request::{context, enforce};
+use crate::request::{context, enforce, widen};
 use crate::response::Reply;
 use crate::{ApiState, RequestInfo};
 use openkeel_core::error::{ErrorKind, MagnumError};

@@ -5,10 +5,10 @@
 
 use crate::patch::PatchType;
 use crate::validation::{
-    coerce, fromjson, invalid_input, typecheck, Attr, AttrDefault, AttrType, FromJsonError,
-    ObjField, Shown,
+    coerce, fromjson, invalid_input, typecheck, unknown_attributes, Attr, AttrDefault, AttrType,
+    FromJsonError, ObjField, Shown,
 };
-use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::error::MagnumError;
 use openkeel_core::pyvalue::PyValue;
 use serde_json::Value;
 
@@ -232,18 +232,7 @@ pub(super) fn type_body(body: &Value) -> Result<ApiObj, MagnumError> {
         .filter(|k| api_attr(k).is_none())
         .collect();
     if !unknown.is_empty() {
-        let word = if unknown.len() > 1 {
-            "attributes"
-        } else {
-            "attribute"
-        };
-        return Err(MagnumError::with_message(
-            ErrorKind::UnknownAttribute,
-            format!(
-                "Unknown {word} for argument cluster_template: {}",
-                unknown.join(", ")
-            ),
-        ));
+        return Err(unknown_attributes("cluster_template", &unknown));
     }
     let whole = || PyValue::from_json(body).py_str();
     let mut out = ApiObj::default();

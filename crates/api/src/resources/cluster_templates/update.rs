@@ -6,11 +6,11 @@
 use super::service::{self, os_resources};
 use super::types::{coerce_object, construct, shown_of, PATCH_TYPE};
 use super::view::{doc_of, target, view};
-use super::{cloud, db, get_resource, publish_check, widen};
+use super::{cloud, db, get_resource, publish_check};
 use crate::error::ApiError;
 use crate::patch;
 use crate::query;
-use crate::request::{context, enforce};
+use crate::request::{context, enforce, widen};
 use crate::response::Reply;
 use crate::validation::{self, Shown};
 use crate::{ApiState, RequestInfo};

@@ -176,10 +176,7 @@ async fn upgrade(
         return Err(MagnumError::new(ErrorKind::ClusterUpgradeNotSupported, &[]).into());
     }
     let mut ctx = request::context(state, req);
-    if ctx.is_admin {
-        request::enforce(state, &ctx, "cluster:upgrade_all_projects", None)?;
-        ctx.all_tenants = true;
-    }
+    request::widen(state, &mut ctx, "cluster:upgrade_all_projects")?;
     let cluster = get_cluster(state, &ctx, ident).await?;
     request::enforce(state, &ctx, "cluster:upgrade", Some(&target(&cluster)))?;
     // Magnum: a missing `cluster_template` fails in the DB layer with a 500.

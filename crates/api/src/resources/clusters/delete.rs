@@ -17,10 +17,7 @@ pub(super) async fn delete(
 ) -> Result<Reply, ApiError> {
     query::parse_args(req, &[])?;
     let mut ctx = request::context(state, req);
-    if ctx.is_admin {
-        request::enforce(state, &ctx, "cluster:delete_all_projects", None)?;
-        ctx.all_tenants = true;
-    }
+    request::widen(state, &mut ctx, "cluster:delete_all_projects")?;
     let c = get_cluster(state, &ctx, ident).await?;
     request::enforce(state, &ctx, "cluster:delete", Some(&target(&c)))?;
     conductor(state)?

@@ -27,10 +27,7 @@ pub(super) async fn list(
         ("cluster:get_all", "cluster:get_all_all_projects")
     };
     request::enforce(state, &ctx, rule, None)?;
-    if ctx.is_admin {
-        request::enforce(state, &ctx, all, None)?;
-        ctx.all_tenants = true;
-    }
+    request::widen(state, &mut ctx, all)?;
     let limit = pagination::validate_limit(params.limit, state.template_settings.max_limit)?;
     pagination::validate_sort_dir(&params.sort_dir)?;
     let dbh = database(state)?;

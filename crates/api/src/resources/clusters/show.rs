@@ -16,10 +16,7 @@ pub(super) async fn get_one(
 ) -> Result<Reply, ApiError> {
     query::parse_args(req, &[])?;
     let mut ctx = request::context(state, req);
-    if ctx.is_admin {
-        request::enforce(state, &ctx, "cluster:get_one_all_projects", None)?;
-        ctx.all_tenants = true;
-    }
+    request::widen(state, &mut ctx, "cluster:get_one_all_projects")?;
     let c = get_cluster(state, &ctx, ident).await?;
     request::enforce(state, &ctx, "cluster:get", Some(&target(&c)))?;
     let ngs = cluster_nodegroups(state, &ctx, &c).await?;

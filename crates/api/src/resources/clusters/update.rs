@@ -56,10 +56,7 @@ pub(super) async fn update(
 ) -> Result<Reply, ApiError> {
     let (rollback, mut ops) = patch_body(state, req, body).await?;
     let mut ctx = request::context(state, req);
-    if ctx.is_admin {
-        request::enforce(state, &ctx, "cluster:update_all_projects", None)?;
-        ctx.all_tenants = true;
-    }
+    request::widen(state, &mut ctx, "cluster:update_all_projects")?;
     let c = get_cluster(state, &ctx, ident).await?;
     request::enforce(state, &ctx, "cluster:update", Some(&target(&c)))?;
     request::enforce(state, &ctx, "cluster:update_health_status", None)?;

@@ -9,7 +9,7 @@
 //! (`docs/differences.md`).
 
 use crate::validation::{self, AttrType, FromJsonError};
-use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::error::MagnumError;
 use openkeel_core::pyvalue::PyValue;
 use serde_json::Value;
 
@@ -155,26 +155,7 @@ impl Fields {
     }
 }
 
-/// WSME `InvalidInput`: `Invalid input for field/attribute <f>. Value: '<v>'. <msg>`.
-pub fn invalid_input(field: &str, value: &str, msg: &str) -> MagnumError {
-    MagnumError::new(
-        ErrorKind::InvalidInput,
-        &[("fieldname", &field), ("value", &value), ("msg", &msg)],
-    )
-}
-
-/// WSME `UnknownAttribute`, singular or plural as WSME words it.
-pub fn unknown_attributes(arg: &str, names: &[&str]) -> MagnumError {
-    let msg = if names.len() == 1 {
-        format!("Unknown attribute for argument {arg}: {}", names[0])
-    } else {
-        format!(
-            "Unknown attributes for argument {arg}: {}",
-            names.join(", ")
-        )
-    };
-    MagnumError::with_message(ErrorKind::UnknownAttribute, msg)
-}
+pub use crate::validation::{invalid_input, unknown_attributes};
 
 /// `fromjson(Type, body)` for the body argument `arg`.
 pub fn from_json(arg: &str, body: &Value, attrs: &[Attr]) -> Result<Fields, MagnumError> {

@@ -24,10 +24,7 @@ pub(super) async fn list(
     let params = pagination::ListParams::from_args(&args);
     let mut ctx = request::context(state, req);
     request::enforce(state, &ctx, "nodegroup:get_all", None)?;
-    if ctx.is_admin {
-        request::enforce(state, &ctx, "nodegroup:get_all_all_projects", None)?;
-        ctx.all_tenants = true;
-    }
+    request::widen(state, &mut ctx, "nodegroup:get_all_all_projects")?;
     let cluster = get_cluster(state, &ctx, cluster_ident).await?;
     let cluster_uuid = cluster.uuid.clone().unwrap_or_default();
     let filters = NodeGroupFilters {

@@ -21,10 +21,7 @@ pub(super) async fn get_one(
     query::parse_args(req, &[])?;
     let mut ctx = request::context(state, req);
     request::enforce(state, &ctx, "nodegroup:get", None)?;
-    if ctx.is_admin {
-        request::enforce(state, &ctx, "nodegroup:get_one_all_projects", None)?;
-        ctx.all_tenants = true;
-    }
+    request::widen(state, &mut ctx, "nodegroup:get_one_all_projects")?;
     let cluster = get_cluster(state, &ctx, cluster_ident).await?;
     let ng = nodegroup::get(
         database(state)?,
