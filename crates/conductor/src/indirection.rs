@@ -871,7 +871,8 @@ fn overlay<T: VersionedObject>(
     Ok((obj.data, fields))
 }
 
-/// The classmethods of table §11 not served in `rpc_server.rs`. `None` for an unknown
+/// The remotable classmethods of Magnum's objects (`magnum/objects/*.py`) not served in
+/// `rpc_server.rs`. `None` for an unknown
 /// (objname, objmethod).
 pub(crate) async fn class_action(
     db: &Database,

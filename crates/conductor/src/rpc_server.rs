@@ -4,7 +4,7 @@
 //!
 //! * the 12 business methods go to the handlers (`openkeel_rpc::remote::serve`);
 //! * `ping_conductor` answers `true`; the federation methods raise `NotImplementedError`;
-//! * object indirection (§11), with a database ([`ConductorDispatcher::with_database`]):
+//! * object indirection (`magnum/conductor/handlers/indirection_api.py`), with a database ([`ConductorDispatcher::with_database`]):
 //!   `object_class_action_versions` for every remotable classmethod (the most used read paths
 //!   here, the rest in `crate::indirection`), `object_action` and
 //!   `object_backport_versions` (`crate::indirection`); without a database they answer

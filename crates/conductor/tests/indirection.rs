@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Versioned-object indirection served by `ConductorDispatcher` (`magnum/conductor/handlers/indirection_api.py`): `object_action`
 //! replies `[updates, result]` as Magnum's indirection handler computes them, the classmethods
-//! of table §11, `object_backport_versions`, tenant scoping from the context, and Magnum's
+//! of Magnum's objects (`magnum/objects/*.py`), `object_backport_versions`, tenant scoping from the context, and Magnum's
 //! exception classes. On SQLite and MariaDB; the captured magnum-api frames are fixtures.
 
 mod common;
