@@ -379,11 +379,13 @@ pub enum AttrType {
     DateTime,
 }
 
-/// One attribute of an API type.
+/// One attribute of an API type: its WSME type (`T`: [`AttrType`] for the cluster template,
+/// `resources::clusters::wsme::Ty` for the cluster, nodegroup and action types), whether it
+/// is mandatory or read-only, and its `wsattr` default.
 #[derive(Debug, Clone, Copy)]
-pub struct Attr {
+pub struct Attr<T = AttrType> {
     pub name: &'static str,
-    pub ty: AttrType,
+    pub ty: T,
     pub mandatory: bool,
     pub readonly: bool,
     /// The `wsattr` default (printed / used when unset).
@@ -397,6 +399,8 @@ pub enum AttrDefault {
     Bool(bool),
     Str(&'static str),
     Int(i64),
+    /// `default=[]`.
+    EmptyList,
 }
 
 impl AttrDefault {
@@ -406,12 +410,13 @@ impl AttrDefault {
             AttrDefault::Bool(b) => PyValue::Bool(b),
             AttrDefault::Str(s) => PyValue::str(s),
             AttrDefault::Int(i) => PyValue::Int(i128::from(i)),
+            AttrDefault::EmptyList => PyValue::List(Vec::new()),
         }
     }
 }
 
-impl Attr {
-    pub const fn new(name: &'static str, ty: AttrType) -> Attr {
+impl<T> Attr<T> {
+    pub const fn new(name: &'static str, ty: T) -> Attr<T> {
         Attr {
             name,
             ty,
@@ -421,17 +426,17 @@ impl Attr {
         }
     }
 
-    pub const fn mandatory(mut self) -> Attr {
+    pub const fn mandatory(mut self) -> Attr<T> {
         self.mandatory = true;
         self
     }
 
-    pub const fn readonly(mut self) -> Attr {
+    pub const fn readonly(mut self) -> Attr<T> {
         self.readonly = true;
         self
     }
 
-    pub const fn default(mut self, d: AttrDefault) -> Attr {
+    pub const fn default(mut self, d: AttrDefault) -> Attr<T> {
         self.default = Some(d);
         self
     }

@@ -97,6 +97,7 @@ impl From<&VAttr> for Field {
                 AttrDefault::Bool(b) => Value::Bool(b),
                 AttrDefault::Str(s) => Value::from(s),
                 AttrDefault::Int(i) => Value::from(i),
+                AttrDefault::EmptyList => Value::Array(Vec::new()),
             }),
             ..Field::new(a.name, kind)
         }

@@ -57,61 +57,11 @@ pub enum Ty {
     DateTime,
 }
 
-/// Declared defaults (`wsattr(..., default=X)`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Default {
-    None,
-    Int(i64),
-    Bool(bool),
-    Str(&'static str),
-    EmptyList,
-}
+/// Declared defaults (`wsattr(..., default=X)`): the one default type of every API type.
+pub use crate::validation::AttrDefault as Default;
 
-impl Default {
-    pub fn value(self) -> PyValue {
-        match self {
-            Default::None => PyValue::None,
-            Default::Int(i) => PyValue::Int(i128::from(i)),
-            Default::Bool(b) => PyValue::Bool(b),
-            Default::Str(s) => PyValue::str(s),
-            Default::EmptyList => PyValue::List(Vec::new()),
-        }
-    }
-}
-
-/// One declared attribute.
-#[derive(Debug, Clone, Copy)]
-pub struct Attr {
-    pub name: &'static str,
-    pub ty: Ty,
-    pub readonly: bool,
-    pub mandatory: bool,
-    pub default: Option<Default>,
-}
-
-impl Attr {
-    pub const fn new(name: &'static str, ty: Ty) -> Attr {
-        Attr {
-            name,
-            ty,
-            readonly: false,
-            mandatory: false,
-            default: None,
-        }
-    }
-    pub const fn ro(mut self) -> Attr {
-        self.readonly = true;
-        self
-    }
-    pub const fn mandatory(mut self) -> Attr {
-        self.mandatory = true;
-        self
-    }
-    pub const fn default(mut self, d: Default) -> Attr {
-        self.default = Some(d);
-        self
-    }
-}
+/// One declared attribute: the one attribute model, over this module's [`Ty`].
+pub type Attr = crate::validation::Attr<Ty>;
 
 /// `StringType(min_length=a, max_length=b)`.
 pub const fn str_ty(min: usize, max: usize) -> Ty {
@@ -421,7 +371,7 @@ mod tests {
         Attr::new("cluster_template_id", Ty::Text).mandatory(),
         Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1)),
         Attr::new("labels", Ty::Labels),
-        Attr::new("links", Ty::Links).ro(),
+        Attr::new("links", Ty::Links).readonly(),
         Attr::new("floating_ip_enabled", Ty::Bool),
         Attr::new("uuid", Ty::Uuid),
     ];
