@@ -4,7 +4,8 @@
 Inserts one cluster template and N clusters, each with the two default nodegroups
 (``default-master`` + ``default-worker``), with the column values Magnum 23.0.0 leaves in
 the database for a cluster that went through ``cluster_create`` and the conductor's status
-sync to CREATE_COMPLETE (shared/spec/database.md §2, §4, §5; conductor.md §3.1):
+sync to CREATE_COMPLETE (``magnum/db/sqlalchemy/models.py``,
+``magnum/conductor/handlers/cluster_conductor.py``):
 
 * cluster: ORM defaults filled (floating_ip_enabled 1, master_lb_enabled 0), JSON columns
   ``{}`` (never NULL), status CREATE_COMPLETE, status_reason NULL, a stack_id, the API

@@ -1,5 +1,5 @@
 //! The one place where failures become Magnum's error envelope
-//! (`ParsableErrorMiddleware._update_errors`, `api-behaviour.md` §3).
+//! (`ParsableErrorMiddleware._update_errors`, `magnum/api/middleware/parsable_error.py`).
 
 use crate::microversion::{self, VersionError};
 use openkeel_core::error::MagnumError;

@@ -16,6 +16,7 @@ pub mod microversion;
 pub mod openapi;
 pub mod pagination;
 pub mod patch;
+pub mod query;
 pub mod request;
 pub mod resources;
 pub mod response;
@@ -63,7 +64,7 @@ pub struct ApiState {
     /// `[DEFAULT] service_down_time` (seconds; mservices' up / down state).
     pub service_down_time: u64,
     /// Large collection pages built at once (`[openkeel] list_concurrency`,
-    /// [`pagination::list_permits`]).
+    /// [`list_permits`]).
     pub list_permits: Arc<tokio::sync::Semaphore>,
     /// Cluster creates cast but not inserted yet, counted by the quota check.
     pub pending_creates: Arc<resources::clusters::PendingCreates>,
@@ -90,12 +91,28 @@ impl Default for ApiState {
             template_settings: validation::TemplateSettings::default(),
             clusters: resources::clusters::ClusterSettings::default(),
             service_down_time: resources::mservices::DEFAULT_SERVICE_DOWN_TIME,
-            list_permits: pagination::list_permits(0),
+            list_permits: list_permits(0),
             pending_creates: Arc::default(),
             body_limits: body::BodyLimits::default(),
             metrics: Arc::default(),
         }
     }
+}
+
+/// Bounds how many large collection pages are built at once (the rows of a 1,000-cluster
+/// page take a few MiB; sixteen at once would make the process ten times its idle size).
+/// Requests beyond the bound wait their turn: with the CPU already busy rendering, this
+/// costs no throughput. `[openkeel] list_concurrency`, 0 meaning the available cores (at
+/// least 2); docs/performance.md has the measurement.
+pub fn list_permits(list_concurrency: usize) -> std::sync::Arc<tokio::sync::Semaphore> {
+    let n = if list_concurrency > 0 {
+        list_concurrency
+    } else {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .max(2)
+    };
+    std::sync::Arc::new(tokio::sync::Semaphore::new(n))
 }
 
 impl std::fmt::Debug for ApiState {
@@ -130,7 +147,7 @@ pub struct RequestInfo {
     pub segments: Vec<String>,
     /// pecan's routing arguments: the path segments that came before the collection's name
     /// (`GET /v2/clusters` → `["v2"]`), the first positional arguments of a list handler
-    /// ([`routes::routing_args`], read by [`pagination::parse_args`]). Usually empty.
+    /// ([`routes::routing_args`], read by [`query::parse_args`]). Usually empty.
     pub positional: Vec<String>,
     pub query: Option<String>,
     pub headers: HeaderMap,

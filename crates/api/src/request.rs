@@ -216,6 +216,16 @@ impl PolicyCheck for openkeel_auth::Enforcer {
     }
 }
 
+/// Make the context see every project (`context.all_tenants = True`) after checking the
+/// admin-only rule, as the handlers do for admins.
+pub fn widen(state: &ApiState, ctx: &mut RequestContext, rule: &str) -> Result<(), ApiError> {
+    if ctx.is_admin {
+        enforce(state, ctx, rule, None)?;
+        ctx.all_tenants = true;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

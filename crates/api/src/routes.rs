@@ -1,4 +1,4 @@
-//! Magnum's route table (`api-routes.md`): which (method, path) reaches which handler, and
+//! Magnum's route table (the pecan controllers of `magnum/api/controllers/v1/`): which (method, path) reaches which handler, and
 //! the 404 / 405 (`Allow`) answers pecan gives for everything else. Each resource module
 //! owns the routes under its collection and exposes one `route` function.
 
@@ -63,7 +63,7 @@ pub fn routing_method(method: &Method, query: Option<&str>) -> Result<Method, Ap
 /// `get_all('v2')` / `get_all('V1')` / `get_all('v1')`, whose first argument is the marker.
 ///
 /// For a `GET` of the collection itself (or its `detail`) the segments are returned, to be
-/// converted as the handler's first arguments ([`crate::pagination::parse_args`]). For any
+/// converted as the handler's first arguments ([`crate::query::parse_args`]). For any
 /// other request they become the leading member segments (`DELETE /v2/clusters` is
 /// `delete('v2')`, as `DELETE /v1/clusters/v2`; `POST /v2/clusters` passes `'v2'` as the
 /// body argument, as a `POST` to a member path does). `segments` is rewritten to
@@ -117,7 +117,7 @@ pub fn path_segments(path: &str) -> Vec<String> {
 pub const UNMATCHED: &str = "unmatched";
 
 /// The route template a request is counted under in the API's metrics: the `/v1` form of
-/// the entry of Magnum's route table (api-routes.md) whose handler the request reaches
+/// the entry of Magnum's route table whose handler the request reaches
 /// (`/v1/clusters/{cluster_ident}` for `GET /clusters/c1`), `/`, `/healthcheck`, or
 /// [`UNMATCHED`] for a path outside the table (pecan's 404s). Computed from the path with the
 /// routing rules of [`crate::dispatch`] (the prefix rewrite, [`routing_method`],
@@ -172,7 +172,7 @@ pub fn template(method: &Method, path: &str, query: Option<&str>) -> &'static st
 pub fn root(req: &RequestInfo) -> Result<Reply, ApiError> {
     match req.method {
         Method::GET => {
-            crate::pagination::parse_args(req, &[])?;
+            crate::query::parse_args(req, &[])?;
             Ok(Reply::ok(versions::root(&req.host_url)))
         }
         _ => Err(ApiError::method_not_allowed("GET")),
@@ -185,7 +185,7 @@ pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply
     match segs.as_slice() {
         ["v1"] => match req.method {
             Method::GET => {
-                crate::pagination::parse_args(req, &[])?;
+                crate::query::parse_args(req, &[])?;
                 Ok(Reply::ok(versions::v1(&req.host_url)))
             }
             _ => Err(ApiError::method_not_allowed("GET")),

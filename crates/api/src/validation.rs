@@ -336,6 +336,19 @@ pub fn invalid_input(field: &str, value: &str, msg: &str) -> MagnumError {
     )
 }
 
+/// WSME `UnknownAttribute`, singular or plural as WSME words it.
+pub fn unknown_attributes(arg: &str, names: &[&str]) -> MagnumError {
+    let msg = if names.len() == 1 {
+        format!("Unknown attribute for argument {arg}: {}", names[0])
+    } else {
+        format!(
+            "Unknown attributes for argument {arg}: {}",
+            names.join(", ")
+        )
+    };
+    MagnumError::with_message(ErrorKind::UnknownAttribute, msg)
+}
+
 /// The declared WSME type of a body attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttrType {
@@ -366,11 +379,13 @@ pub enum AttrType {
     DateTime,
 }
 
-/// One attribute of an API type.
+/// One attribute of an API type: its WSME type (`T`: [`AttrType`] for the cluster template,
+/// `resources::clusters::wsme::Ty` for the cluster, nodegroup and action types), whether it
+/// is mandatory or read-only, and its `wsattr` default.
 #[derive(Debug, Clone, Copy)]
-pub struct Attr {
+pub struct Attr<T = AttrType> {
     pub name: &'static str,
-    pub ty: AttrType,
+    pub ty: T,
     pub mandatory: bool,
     pub readonly: bool,
     /// The `wsattr` default (printed / used when unset).
@@ -384,6 +399,8 @@ pub enum AttrDefault {
     Bool(bool),
     Str(&'static str),
     Int(i64),
+    /// `default=[]`.
+    EmptyList,
 }
 
 impl AttrDefault {
@@ -393,12 +410,13 @@ impl AttrDefault {
             AttrDefault::Bool(b) => PyValue::Bool(b),
             AttrDefault::Str(s) => PyValue::str(s),
             AttrDefault::Int(i) => PyValue::Int(i128::from(i)),
+            AttrDefault::EmptyList => PyValue::List(Vec::new()),
         }
     }
 }
 
-impl Attr {
-    pub const fn new(name: &'static str, ty: AttrType) -> Attr {
+impl<T> Attr<T> {
+    pub const fn new(name: &'static str, ty: T) -> Attr<T> {
         Attr {
             name,
             ty,
@@ -408,17 +426,17 @@ impl Attr {
         }
     }
 
-    pub const fn mandatory(mut self) -> Attr {
+    pub const fn mandatory(mut self) -> Attr<T> {
         self.mandatory = true;
         self
     }
 
-    pub const fn readonly(mut self) -> Attr {
+    pub const fn readonly(mut self) -> Attr<T> {
         self.readonly = true;
         self
     }
 
-    pub const fn default(mut self, d: AttrDefault) -> Attr {
+    pub const fn default(mut self, d: AttrDefault) -> Attr<T> {
         self.default = Some(d);
         self
     }
@@ -526,7 +544,7 @@ pub fn typecheck(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
                 // A plain `int` attribute: type promotion of int/str/bytes, else wrong type.
                 return match v {
                     PyValue::Int(_) | PyValue::Bool(_) => Ok(v.clone()),
-                    PyValue::Str(s) => match crate::pagination::python_int(s) {
+                    PyValue::Str(s) => match python_int(s) {
                         Some(i) => Ok(PyValue::Int(i)),
                         None => Err(fail(&format!(
                             "Wrong type. Expected '<class 'int'>', got '{}'",
@@ -628,14 +646,14 @@ pub fn valid_dns_list(s: &str) -> bool {
 pub fn bool_from_value(v: &PyValue) -> Option<bool> {
     match v {
         PyValue::Bool(b) => Some(*b),
-        other => crate::pagination::bool_from_string(&other.py_str()),
+        other => crate::query::bool_from_string(&other.py_str()),
     }
 }
 
 /// strutils' `ValueError` text for a value that is not a boolean (Magnum's error handling
 /// breaks on it and the server answers an HTML 500; OpenKeel answers 400 with this reason).
 pub fn unrecognized_bool_value(v: &PyValue) -> String {
-    crate::pagination::unrecognized_bool(&v.py_str())
+    crate::query::unrecognized_bool(&v.py_str())
 }
 
 /// Why a `fromjson` conversion failed: a `ValueError` (WSME names the whole body argument)
@@ -745,6 +763,37 @@ fn parse_datetime(s: &str) -> Option<String> {
     Some(out)
 }
 
+/// Python's `int(str)`: surrounding whitespace, an optional sign, decimal digits with single
+/// underscores between them. Values beyond 128 bits saturate (they only ever cap a limit).
+pub fn python_int(s: &str) -> Option<i128> {
+    let t = s.trim();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') {
+        return None;
+    }
+    let mut prev_us = false;
+    let mut clean = String::with_capacity(digits.len());
+    for c in digits.chars() {
+        if c == '_' {
+            if prev_us {
+                return None;
+            }
+            prev_us = true;
+        } else if c.is_ascii_digit() {
+            clean.push(c);
+            prev_us = false;
+        } else {
+            return None;
+        }
+    }
+    let v = clean.parse::<i128>().unwrap_or(i128::MAX);
+    Some(if neg { -v } else { v })
+}
+
 /// Python's `int(v)` for a decoded JSON value.
 pub fn python_int_of(v: &PyValue) -> Result<PyValue, FromJsonError> {
     match v {
@@ -764,14 +813,12 @@ pub fn python_int_of(v: &PyValue) -> Result<PyValue, FromJsonError> {
                 Ok(PyValue::Int(f.trunc() as i128))
             }
         }
-        PyValue::Str(s) => crate::pagination::python_int(s)
-            .map(PyValue::Int)
-            .ok_or_else(|| {
-                FromJsonError::Value(format!(
-                    "invalid literal for int() with base 10: {}",
-                    repr_str(s)
-                ))
-            }),
+        PyValue::Str(s) => python_int(s).map(PyValue::Int).ok_or_else(|| {
+            FromJsonError::Value(format!(
+                "invalid literal for int() with base 10: {}",
+                repr_str(s)
+            ))
+        }),
         other => Err(FromJsonError::Other(format!(
             "int() argument must be a string, a bytes-like object or a real number, not '{}'",
             other.type_name()

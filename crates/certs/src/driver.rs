@@ -1,6 +1,6 @@
 //! [`ClusterCaSource`] over the configured cert manager: what the Cluster API driver writes
 //! into the management cluster's `<stack_id>-ca`, `-etcd`, `-proxy` and `-sa` Secrets
-//! (driver-capi.md §8.3, magnum-cluster-api's `CertificateAuthoritySecret`): each
+//! (magnum-cluster-api's `CertificateAuthoritySecret`, `magnum_cluster_api/resources.py`): each
 //! certificate with its private key **decrypted** with the passphrase Magnum stored.
 //!
 //! It lives here rather than in the conductor or the CLI because it is the cert manager's

@@ -1,4 +1,4 @@
-//! RSA private keys as Magnum writes them (conductor.md §7.2): PKCS#8, encrypted with the
+//! RSA private keys as Magnum writes them (`magnum/common/x509/operations.py`): PKCS#8, encrypted with the
 //! passphrase using PBES2 (PBKDF2-HMAC-SHA256, 2048 iterations, 16-byte salt, AES-256-CBC) —
 //! what `cryptography`'s `BestAvailableEncryption` produces — in an `ENCRYPTED PRIVATE KEY` PEM.
 //!

@@ -1,4 +1,5 @@
-//! openkeel-certs: Magnum's certificate code (conductor.md §7).
+//! openkeel-certs: Magnum's certificate code (`magnum/common/x509/`,
+//! `magnum/common/cert_manager/`, `magnum/conductor/handlers/common/cert_manager.py`).
 //!
 //! * [`x509`] — the per-cluster CAs, the Magnum client certificate and CSR signing with the
 //!   validator (`magnum/common/x509/`), written with `rcgen` (ring) and parsed with

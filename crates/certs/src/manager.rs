@@ -1,5 +1,5 @@
-//! The `x509keypair` cert manager (conductor.md §7.5) and Magnum's
-//! `generate_certificates_to_cluster` / `delete_certificates_from_cluster` (§7.2, §5.1).
+//! The `x509keypair` cert manager (`magnum/common/cert_manager/x509keypair_cert_manager.py`) and Magnum's
+//! `generate_certificates_to_cluster` / `delete_certificates_from_cluster` (`magnum/conductor/handlers/common/cert_manager.py`).
 
 use openkeel_core::config::X509Section;
 use openkeel_core::context::RequestContext;

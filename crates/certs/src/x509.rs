@@ -1,4 +1,4 @@
-//! Magnum's `magnum/common/x509/operations.py` and `validator.py` (conductor.md §7.1–§7.3):
+//! Magnum's `magnum/common/x509/operations.py` and `validator.py` (with the issuer naming of `magnum/conductor/handlers/common/cert_manager.py`):
 //! the per-cluster CAs, the Magnum client certificate and the signing of node CSRs.
 //!
 //! Extensions are written as raw DER in Magnum's order (the CSR's order, then the subject key

@@ -24,7 +24,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tower::ServiceExt as _;
 
-use crate::allinone::PeerAddr;
+use crate::wiring::PeerAddr;
 
 /// The connection limits of one API process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

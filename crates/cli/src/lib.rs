@@ -10,6 +10,7 @@ pub mod services;
 pub mod table;
 pub mod tls;
 pub mod uwsgi;
+pub mod wiring;
 
 use std::path::PathBuf;
 

@@ -13,7 +13,7 @@ use openkeel_core::metrics::{self, Collector};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::allinone::StartError;
+use crate::wiring::StartError;
 
 /// A running metrics listener; stopped by [`MetricsServer::stop`] or when dropped.
 pub struct MetricsServer {

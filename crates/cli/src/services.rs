@@ -3,8 +3,8 @@
 //! magnum-api / magnum-conductor on the same broker and database). They reuse the
 //! all-in-one's building blocks; only the transport differs.
 
-use crate::allinone::{self, StartError};
 use crate::metrics::MetricsServer;
+use crate::wiring::{self, StartError};
 use openkeel_core::config::Config;
 use openkeel_db::Database;
 use openkeel_rpc::oslo::{self, RabbitSettings};
@@ -111,15 +111,15 @@ async fn metrics_listener(
 /// Start `openkeel-api`: the HTTP API, reading the database directly and reaching the
 /// conductor over RabbitMQ (`[conductor] topic` on `[DEFAULT] control_exchange`).
 pub async fn start_api(opts: ServiceOptions) -> Result<RunningApi, StartError> {
-    start_api_with(opts, None, allinone::ServeExtras::default()).await
+    start_api_with(opts, None, wiring::ServeExtras::default()).await
 }
 
 /// [`start_api`] on sockets bound beforehand (the `uwsgi` entry point's listeners) instead of
 /// `[api] host` / `port`; `addr` is the first one's address.
 pub async fn start_api_on(
     opts: ServiceOptions,
-    listeners: Vec<allinone::ApiListener>,
-    extras: allinone::ServeExtras,
+    listeners: Vec<wiring::ApiListener>,
+    extras: wiring::ServeExtras,
 ) -> Result<RunningApi, StartError> {
     if listeners.is_empty() {
         return Err(StartError::Unsupported(
@@ -131,23 +131,23 @@ pub async fn start_api_on(
 
 async fn start_api_with(
     opts: ServiceOptions,
-    listeners: Option<Vec<allinone::ApiListener>>,
-    extras: allinone::ServeExtras,
+    listeners: Option<Vec<wiring::ApiListener>>,
+    extras: wiring::ServeExtras,
 ) -> Result<RunningApi, StartError> {
     let started = Instant::now();
     let config = &opts.config;
-    let auth = allinone::auth_mode(config)?;
+    let auth = wiring::auth_mode(config)?;
     let settings = rabbit(config, "openkeel-api")?;
-    let db = allinone::open_database(config).await?;
-    let enforcer = allinone::policy(config, &opts.config_dirs)?;
+    let db = wiring::open_database(config).await?;
+    let enforcer = wiring::policy(config, &opts.config_dirs)?;
     // The API validates templates against the drivers the conductor offers: the same
     // registry, built from the same configuration.
-    let drivers = allinone::driver_registry(config, Some(&db))?;
+    let drivers = wiring::driver_registry(config, Some(&db))?;
     let caller = oslo::client::AmqpCaller::new(settings, config.conductor.topic.clone())
         .with_ordered_casts(config.openkeel.ordered_casts);
     let conductor: Arc<dyn openkeel_rpc::ConductorApi> =
         Arc::new(openkeel_rpc::remote::RemoteConductor::new(caller));
-    let state = allinone::api_state(config, &db, enforcer, auth, conductor, drivers)?;
+    let state = wiring::api_state(config, &db, enforcer, auth, conductor, drivers)?;
     let metrics = metrics_listener(
         "openkeel-api",
         "api_metrics_listen",
@@ -156,15 +156,15 @@ async fn start_api_with(
     )
     .await?;
     let (addr, tx, handle) = match listeners {
-        None => allinone::serve_api(state, config, opts.bind).await?,
+        None => wiring::serve_api(state, config, opts.bind).await?,
         Some(listeners) => {
             let addr = listeners
                 .first()
-                .map(allinone::ApiListener::local_addr)
+                .map(wiring::ApiListener::local_addr)
                 .transpose()
                 .map_err(|e| StartError::Unsupported(format!("listener: {e}")))?
                 .ok_or_else(|| StartError::Unsupported("no listener".into()))?;
-            let (tx, handle) = allinone::serve_api_listeners(state, listeners, extras)?;
+            let (tx, handle) = wiring::serve_api_listeners(state, listeners, extras)?;
             (addr, tx, handle)
         }
     };
@@ -220,9 +220,9 @@ pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, S
     let started = Instant::now();
     let config = &opts.config;
     let settings = rabbit(config, "openkeel-conductor")?;
-    let db = allinone::open_database(config).await?;
+    let db = wiring::open_database(config).await?;
     let notifier = notifier(config, &settings, &db);
-    let (conductor, _drivers) = allinone::build_conductor(config, &db, notifier)?;
+    let (conductor, _drivers) = wiring::build_conductor(config, &db, notifier)?;
     let conductor = Arc::new(conductor);
     let metrics = metrics_listener(
         "openkeel-conductor",
@@ -256,7 +256,7 @@ pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, S
         );
     }
     let (stop_loops, stop_rx) = tokio::sync::watch::channel(false);
-    let loops = allinone::spawn_conductor_loops(config, &conductor, &stop_rx);
+    let loops = wiring::spawn_conductor_loops(config, &conductor, &stop_rx);
     tracing::info!(
         topic = %config.conductor.topic,
         server = %server.server_name(),

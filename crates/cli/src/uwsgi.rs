@@ -30,7 +30,7 @@
 //! matches (`master`, `die-on-term`, `lazy-apps`, `enable-threads`, `plugins`, ...) are
 //! accepted silently; any other option is accepted and named in one warning at start-up.
 
-use crate::allinone::ApiListener;
+use crate::wiring::ApiListener;
 use openkeel_core::config::Config;
 use std::collections::BTreeSet;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -567,7 +567,7 @@ pub async fn access_log(
         .flatten();
     let peer = req
         .extensions()
-        .get::<axum::extract::ConnectInfo<crate::allinone::PeerAddr>>()
+        .get::<axum::extract::ConnectInfo<crate::wiring::PeerAddr>>()
         .map(|c| c.0 .0.ip().to_string());
     let addr = forwarded.or(peer).unwrap_or_else(|| "-".to_string());
     let method = req.method().clone();
@@ -767,14 +767,14 @@ pub fn main() -> ExitCode {
                 requests: requests.clone(),
             })
         });
-        let extras = crate::allinone::ServeExtras {
+        let extras = crate::wiring::ServeExtras {
             requests: Some(requests.clone()),
             add_headers,
             access_log,
             limits: crate::http_server::HttpLimits::from_config(&opts.config.openkeel),
         };
         let running = crate::services::start_api_on(opts, api_listeners, extras).await?;
-        crate::allinone::shutdown_signal().await;
+        crate::wiring::shutdown_signal().await;
         tracing::info!("shutting down");
         running.stop().await?;
         Ok(())

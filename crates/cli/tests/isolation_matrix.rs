@@ -6,8 +6,8 @@
 //! by the real Magnum 23.0.0 policy (`tests/python/magnum_policy_oracle.py`: Magnum's own
 //! `RequestContext` and `policy.enforce` on oslo.policy, in the test venv), and the caller's
 //! roles are the ones Keystone put in the token. On top of the policy decision come the two
-//! things Magnum's handlers do around it, from `api-behaviour.md` §7: no token → 401, and an
-//! object of another project looked up with tenant scoping → 404 (admins see other projects'
+//! things around it: no token → 401 (keystonemiddleware's `auth_token`), and an object of
+//! another project looked up with tenant scoping → 404 (admins see other projects'
 //! objects only on the routes Magnum widens).
 //!
 //! A second test overrides rules through a policy file and checks that OpenKeel and Magnum's

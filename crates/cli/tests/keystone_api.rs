@@ -345,6 +345,6 @@ async fn keystone_strategy_needs_credentials() {
     let conf = dir.path().join("test.conf");
     std::fs::write(&conf, "[openkeel]\nauth_strategy = keystone\n").unwrap();
     let config = openkeel::allinone::load_config(dir.path(), &[conf], &[]).unwrap();
-    let err = openkeel::allinone::auth_mode(&config).expect_err("refused");
+    let err = openkeel::wiring::auth_mode(&config).expect_err("refused");
     assert!(err.to_string().contains("auth_url"), "{err}");
 }

@@ -756,7 +756,7 @@ async fn no_content_has_no_content_length() {
     srv.stop().await.expect("stop");
 }
 
-/// The all-in-one conductor reports itself in `magnum_service` at start (conductor.md §5.3),
+/// The all-in-one conductor reports itself in `magnum_service` at start (`magnum/servicegroup/magnum_service_periodic.py`),
 /// so `openstack coe service list` shows it `up`.
 #[tokio::test]
 async fn the_conductor_heartbeat_shows_in_mservices() {

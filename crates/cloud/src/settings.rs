@@ -1,5 +1,5 @@
 //! The option values [`crate::KeystoneCloud`] needs, as plain fields named after Magnum's
-//! `magnum.conf` options (`conductor.md` §9). The integrator fills them from the parsed
+//! `magnum.conf` options (`magnum/conf/`). The integrator fills them from the parsed
 //! configuration; nothing here reads files.
 //!
 //! Magnum 23.0.0 has no TLS options of its own in `[glance_client]`, `[nova_client]` and

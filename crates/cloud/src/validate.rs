@@ -1,6 +1,6 @@
 //! The checks Magnum's API runs against OpenStack (`magnum/api/attr_validator.py`, and
 //! `magnum/api/validation.py` for the driver image and the quota project), as free functions
-//! over any [`Cloud`]. Messages and status codes are Magnum 23.0.0's (`api-behaviour.md` §11).
+//! over any [`Cloud`]. Messages and status codes are Magnum 23.0.0's (`magnum/api/attr_validator.py`, `magnum/api/validation.py`).
 
 use openkeel_core::cloud::{Cloud, Image, NamedResource};
 use openkeel_core::context::RequestContext;

@@ -176,7 +176,7 @@ async fn create_use_delete_delete_again() {
         .unwrap();
 }
 
-/// Spec §11 F17: a service user Keystone forbids to list the cluster owner's credentials
+/// A failure case of magnum-cluster-api (`magnum_cluster_api/clients.py`): a service user Keystone forbids to list the cluster owner's credentials
 /// (here a plain member) does not block the delete: the credential is left in place, with a
 /// warning, as magnum-cluster-api does (otherwise the cluster could never be deleted).
 #[tokio::test]

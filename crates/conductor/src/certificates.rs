@@ -1,4 +1,5 @@
-//! The certificate seam of the cluster handlers (conductor.md §7.2, §5.1 step c).
+//! The certificate seam of the cluster handlers (`generate_certificates_to_cluster` in
+//! `magnum/conductor/handlers/common/cert_manager.py`, called by `cluster_create`).
 //!
 //! Magnum's `cluster_create` generates and stores four certificates and records their refs on
 //! the cluster (`ca_cert_ref`, `magnum_cert_ref`, `etcd_ca_cert_ref`,

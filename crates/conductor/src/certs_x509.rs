@@ -1,5 +1,6 @@
 //! [`ClusterCertificates`] over the `x509keypair` cert manager of `openkeel-certs`
-//! (`[certificates] cert_manager_type = x509keypair`, conductor.md §7.2, §7.5).
+//! (`[certificates] cert_manager_type = x509keypair`, `magnum/conductor/handlers/common/cert_manager.py`,
+//! `magnum/common/cert_manager/x509keypair_cert_manager.py`).
 //!
 //! Unlike Magnum, deleting a cluster's certificates removes all four rows (Magnum leaves the
 //! etcd and front-proxy CAs behind), and a failed generation removes the rows it stored.

@@ -1,5 +1,5 @@
-//! The service heartbeat (`MagnumServicePeriodicTasks.update_magnum_service`, conductor.md
-//! §5.3): the conductor's `magnum_service` row is created on the first round
+//! The service heartbeat (`MagnumServicePeriodicTasks.update_magnum_service`,
+//! `magnum/servicegroup/magnum_service_periodic.py`): the conductor's `magnum_service` row is created on the first round
 //! (`{host, binary}`, report_count 0) and every round increments `report_count`, which
 //! refreshes `last_seen_up`. magnum-api (and OpenKeel's `/v1/mservices`) shows the service
 //! `up` while `last_seen_up` is within `[DEFAULT] service_down_time`. It runs whether or not

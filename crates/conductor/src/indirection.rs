@@ -1,4 +1,4 @@
-//! Object indirection on the conductor side (rpc.md §11, Magnum's
+//! Object indirection on the conductor side (`oslo_versionedobjects/base.py`'s indirection API, Magnum's
 //! `magnum/conductor/handlers/indirection_api.py`): the remotable instance methods
 //! (`object_action`), the classmethods not served in `rpc_server.rs`
 //! (`object_class_action_versions`) and `object_backport_versions`.
@@ -833,7 +833,7 @@ pub(crate) fn list_value<T: VersionedObject>(items: Vec<T>) -> Value {
 }
 
 /// A single object at the caller's requested version (relabelled: no Magnum object
-/// overrides `obj_make_compatible`, rpc.md §12.4).
+/// overrides `obj_make_compatible`: `magnum/objects/*.py`).
 pub(crate) fn single<T: VersionedObject>(obj: Obj<T>, requested: Option<&str>) -> Value {
     let mut v = codec::encode(&obj);
     if let (Some(r), Some(m)) = (requested, v.as_object_mut()) {
@@ -871,7 +871,8 @@ fn overlay<T: VersionedObject>(
     Ok((obj.data, fields))
 }
 
-/// The classmethods of table §11 not served in `rpc_server.rs`. `None` for an unknown
+/// The remotable classmethods of Magnum's objects (`magnum/objects/*.py`) not served in
+/// `rpc_server.rs`. `None` for an unknown
 /// (objname, objmethod).
 pub(crate) async fn class_action(
     db: &Database,

@@ -1,7 +1,7 @@
 //! openkeel-conductor: Magnum's conductor — the RPC handlers and the periodic loops.
 //!
 //! [`Conductor`] runs each handler of `magnum/conductor/handlers/` to completion, step by step
-//! as conductor.md §3 describes (status preconditions, default nodegroups, `save()` of changed
+//! as `magnum/conductor/handlers/*.py` do (status preconditions, default nodegroups, `save()` of changed
 //! fields only, `*_FAILED` with `status_reason` = the error text), and implements
 //! [`openkeel_rpc::ConductorApi`] with them; wrap it in [`openkeel_rpc::inprocess::InProcess`]
 //! (or serve it over RabbitMQ) to get RPC cast/call semantics. [`periodic`] has the status
@@ -10,7 +10,7 @@
 //! Wiring (all-in-one):
 //!
 //! ```text
-//! let drivers = openkeel::allinone::driver_registry(&config);   // simulator and/or Cluster API
+//! let drivers = openkeel::wiring::driver_registry(&config);   // simulator and/or Cluster API
 //! let conductor = Arc::new(Conductor::new(db, Arc::new(drivers), Arc::new(LogNotifier),
 //!                                         ConductorSettings::default()));
 //! let rpc = InProcess::new(conductor.clone(), rpc_response_timeout);   // the API's ConductorApi

@@ -1,9 +1,9 @@
 //! The notification seam: Magnum's `notify_about_cluster_operation(context, action, outcome,
-//! cluster)` (`magnum/conductor/utils.py`, conductor.md §8).
+//! cluster)` (`magnum/conductor/utils.py`).
 //!
 //! The conductor calls a [`Notifier`] at exactly the points Magnum does; the caller chooses the
 //! implementation. [`LogNotifier`] writes one log line per event. The CADF/oslo.messaging
-//! notifier (conductor.md §8.2–§8.3) implements the same trait.
+//! notifier (`magnum/common/rpc.py`, `magnum/conductor/utils.py`) implements the same trait.
 
 use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
@@ -148,7 +148,7 @@ fn py_datetime(d: &Option<chrono::NaiveDateTime>) -> serde_json::Value {
     }
 }
 
-/// The CADF event Magnum builds with pycadf's `EventFactory` (conductor.md §8.3), with the
+/// The CADF event Magnum builds with pycadf's `EventFactory` (`magnum/conductor/utils.py`), with the
 /// cluster's node counts and addresses taken from `nodegroups` as Magnum's `Cluster`
 /// properties compute them.
 pub fn cadf_payload(

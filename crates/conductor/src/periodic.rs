@@ -1,4 +1,4 @@
-//! The periodic loops (conductor.md §5): the cluster status sync with the deletion cascade
+//! The periodic loops (`magnum/service/periodic.py`): the cluster status sync with the deletion cascade
 //! (`sync_cluster_status`, every 10 s in Magnum) and the health poll
 //! (`sync_cluster_health_status`, every 60 s).
 //!

@@ -1,10 +1,10 @@
 //! [`ConductorDispatcher`]: the conductor's [`Dispatcher`] for the RPC server on the
-//! `magnum-conductor` topic (rpc.md §10): decodes each request's arguments with the
+//! `magnum-conductor` topic (the endpoints `magnum/cmd/conductor.py` registers): decodes each request's arguments with the
 //! `magnum_object.*` codec, calls the handlers (`ConductorApi`) and encodes the result.
 //!
 //! * the 12 business methods go to the handlers (`openkeel_rpc::remote::serve`);
 //! * `ping_conductor` answers `true`; the federation methods raise `NotImplementedError`;
-//! * object indirection (§11), with a database ([`ConductorDispatcher::with_database`]):
+//! * object indirection (`magnum/conductor/handlers/indirection_api.py`), with a database ([`ConductorDispatcher::with_database`]):
 //!   `object_class_action_versions` for every remotable classmethod (the most used read paths
 //!   here, the rest in `crate::indirection`), `object_action` and
 //!   `object_backport_versions` (`crate::indirection`); without a database they answer

@@ -1,4 +1,4 @@
-//! The certificate handlers (conductor.md §3.9–§3.12) with the x509keypair cert manager, on
+//! The certificate handlers (`magnum/conductor/handlers/ca_conductor.py`, `credential_conductor.py`) with the x509keypair cert manager, on
 //! SQLite and MariaDB: CA retrieval, a bad CSR, CA rotation (new certificates kept only when
 //! the driver accepts them; the old ones deleted then; a refusal leaves the old CA in place)
 //! and credential rotation's status guard.

@@ -1,4 +1,4 @@
-//! The `magnum_service` heartbeat (conductor.md §5.3) on SQLite and MariaDB.
+//! The `magnum_service` heartbeat (`magnum/servicegroup/magnum_service_periodic.py`) on SQLite and MariaDB.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

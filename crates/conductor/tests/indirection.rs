@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Versioned-object indirection served by `ConductorDispatcher` (rpc.md §11): `object_action`
+//! Versioned-object indirection served by `ConductorDispatcher` (`magnum/conductor/handlers/indirection_api.py`): `object_action`
 //! replies `[updates, result]` as Magnum's indirection handler computes them, the classmethods
-//! of table §11, `object_backport_versions`, tenant scoping from the context, and Magnum's
+//! of Magnum's objects (`magnum/objects/*.py`), `object_backport_versions`, tenant scoping from the context, and Magnum's
 //! exception classes. On SQLite and MariaDB; the captured magnum-api frames are fixtures.
 
 mod common;
@@ -551,7 +551,7 @@ async fn magnum_service_methods() {
         let r = action(&d, &c, &p, "save").await.unwrap();
         assert_eq!(r, json!([{"obj_what_changed": []}, null]));
 
-        // list with magnum-api's kwargs (rpc.md §5.2)
+        // list with magnum-api's kwargs (`magnum/objects/cluster.py`'s `list`)
         let second = new_obj(
             "MagnumService",
             "1.0",

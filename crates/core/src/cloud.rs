@@ -1,5 +1,5 @@
 //! The OpenStack look-ups Magnum's API makes while validating templates and clusters
-//! (`magnum/api/attr_validator.py`, `api-behaviour.md` §11): Glance images, Nova flavors and
+//! (`magnum/api/attr_validator.py`): Glance images, Nova flavors and
 //! keypairs, Neutron networks and subnets, Keystone projects.
 //!
 //! Implementations: the real services found through the Keystone catalogue (in

@@ -127,7 +127,7 @@ impl RequestContext {
     }
 
     /// Magnum's `RequestContext.to_dict()`: oslo.context's keys updated with Magnum's, in the
-    /// order observed on the wire (`rpc.md` §5.1). Policy credentials are this dictionary.
+    /// order observed on the wire (`magnum/common/context.py`, `oslo_context/context.py`). Policy credentials are this dictionary.
     pub fn to_dict(&self) -> Map<String, Value> {
         self.to_dict_with(
             self.auth_token_info

@@ -13,7 +13,7 @@ use crate::{Database, DbError};
 /// Magnum 23.0.0's Alembic head.
 pub const HEAD: &str = "b3e1cf4a2d5e";
 
-/// Magnum's 77 Alembic revisions, oldest first (database.md §1).
+/// Magnum's 77 Alembic revisions, oldest first (`magnum/db/sqlalchemy/alembic/versions/`).
 pub const REVISIONS: [&str; 77] = [
     "2581ebaf0cb2",
     "3bea56f25597",

@@ -1,4 +1,5 @@
-//! The addons magnum-cluster-api installs through two ClusterResourceSets (§9): the legacy
+//! The addons magnum-cluster-api installs through two ClusterResourceSets
+//! (`magnum_cluster_api/resources.py`): the legacy
 //! `ClusterResourceSet <uuid>` (ApplyOnce: CNI, keystone-auth, `kube-system/cloud-config`)
 //! and `ClusterResourceSet <stack_id>-cloud-provider` (Reconcile: OpenStack CCM, Cinder CSI
 //! and its StorageClasses, `kube-system/cloud-config`), each with its Secret of manifests.

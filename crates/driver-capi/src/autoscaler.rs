@@ -1,4 +1,4 @@
-//! The cluster autoscaler of a cluster with `auto_scaling_enabled` (spec §9): the
+//! The cluster autoscaler of a cluster with `auto_scaling_enabled` (magnum-cluster-api's `magnum_cluster_api/resources.py`): the
 //! `cluster-autoscaler` chart magnum-cluster-api ships (9.29.5, its ClusterRole patched to
 //! read `openstackmachinetemplates`), rendered with magnum-cluster-api's values for release
 //! `<stack_id>` in the driver's namespace of the management cluster. magnum-cluster-api runs

@@ -80,7 +80,7 @@ pub struct NodeGroupLookups {
     pub server_group_id: String,
 }
 
-/// Values from a live `OpenStackCluster` (the immutable-field resolver of §6.4); all `None`
+/// Values from a live `OpenStackCluster` (the immutable-field resolver); all `None`
 /// for a new cluster.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ResolvedFields {

@@ -1,5 +1,6 @@
 //! The Cluster API driver: magnum-cluster-api's five entry points over one inner driver that
-//! writes and reads the management cluster's objects (spec §1, §4.1–4.3, §7).
+//! writes and reads the management cluster's objects (magnum-cluster-api's
+//! `magnum_cluster_api/driver.py` and `resources.py`).
 //!
 //! * [`entry_points`] gives `k8s_cluster_api_{ubuntu,ubuntu_focal,debian,flatcar,rockylinux}`
 //!   with their `(server_type, os, coe)` tuples, sharing one [`CapiDriver`].
@@ -79,7 +80,7 @@ pub trait ChartRenderer: Send + Sync {
     async fn render(&self, release: &HelmRelease) -> DriverResult<String>;
 }
 
-/// The options the driver reads (spec §10), taken from the configuration once.
+/// The options the driver reads (magnum-cluster-api's `magnum_cluster_api/conf.py`), taken from the configuration once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub client: ClientSource,
@@ -303,7 +304,7 @@ impl CapiDriver {
         )))
     }
 
-    /// `create_cluster` (spec §4.1).
+    /// `create_cluster` (magnum-cluster-api's `magnum_cluster_api/driver.py`).
     pub async fn create(
         &self,
         ctx: &DriverContext<'_>,
@@ -627,7 +628,7 @@ impl CapiDriver {
         })
     }
 
-    /// The immutable-field resolver (§6.4): the live OpenStackCluster's values.
+    /// The immutable-field resolver: the live OpenStackCluster's values.
     async fn resolved_fields(&self, m: &Mgmt, stack_id: &str) -> DriverResult<ResolvedFields> {
         let list = m
             .list(
@@ -656,7 +657,7 @@ impl CapiDriver {
         }
     }
 
-    /// `delete_cluster` (spec §4.3): the ClusterResourceSets with their Secrets, then the
+    /// `delete_cluster`: the ClusterResourceSets with their Secrets, then the
     /// `Cluster`; what is already gone is fine.
     pub async fn delete(&self, ctx: &DriverContext<'_>, cluster: &Cluster) -> DriverResult<Writes> {
         let Some(stack_id) = cluster.stack_id.clone().filter(|s| !s.is_empty()) else {
@@ -732,7 +733,7 @@ impl CapiDriver {
         Ok(())
     }
 
-    /// What this tick needs of the cluster's objects (spec §4.2, fewer requests).
+    /// What this tick needs of the cluster's objects (fewer requests than magnum-cluster-api's).
     pub async fn observe(
         &self,
         cluster: &Cluster,
@@ -804,7 +805,7 @@ impl CapiDriver {
         Ok(obs)
     }
 
-    /// `update_cluster_status` (spec §7).
+    /// `update_cluster_status` (magnum-cluster-api's `magnum_cluster_api/driver.py`).
     pub async fn status(
         &self,
         ctx: &DriverContext<'_>,

@@ -1,11 +1,11 @@
-//! Status derivation (spec §7): what a cluster's CAPI objects say about the Magnum cluster and
+//! Status derivation (magnum-cluster-api's `magnum_cluster_api/driver.py`): what a cluster's CAPI objects say about the Magnum cluster and
 //! its nodegroups. Pure functions over the objects the driver fetched ([`Observed`]), so every
 //! rule is tested from JSON alone; `driver.rs` decides what to fetch ([`needs_detail`]) and
 //! carries out the [`Derived::actions`].
 //!
 //! As magnum-cluster-api (`update_cluster_status`, `driver.py:156-302`):
-//! * the control-plane nodegroup follows the `KubeadmControlPlane` (§7.2), worker nodegroups
-//!   their `MachineDeployment` (§7.3);
+//! * the control-plane nodegroup follows the `KubeadmControlPlane`, worker nodegroups
+//!   their `MachineDeployment`;
 //! * a cluster whose `Cluster` conditions `ControlPlaneReady`, `InfrastructureReady` and
 //!   `Ready` are all `True` gets `api_address` (`https://<host>:<port>` of
 //!   `spec.controlPlaneEndpoint`) and `coe_version` (`spec.topology.version`), and completes
@@ -16,7 +16,7 @@
 //!
 //! Better than magnum-cluster-api:
 //! * a poll before the objects exist (no `Cluster`, no conditions yet, no `OpenStackCluster`)
-//!   changes nothing instead of aborting the round (§11 F7);
+//!   changes nothing instead of aborting the round;
 //! * a failure CAPI reports — `failureReason`/`failureMessage` (CAPI's terminal failures), a
 //!   `MachineDeployment` in phase `Failed`, or a condition `False` with severity `Error` and a
 //!   reason that does not recover by itself (an instance that could not be created) that has
@@ -24,9 +24,9 @@
 //!   `TopologyReconcileFailed` after a stale cache read, `PreflightCheckFailed` while the
 //!   control plane provisions: those stay progress) on the `Cluster`, its `OpenStackCluster`,
 //!   `KubeadmControlPlane`, `Machine`s or `OpenStackMachine`s — is a permanent error whose text
-//!   is CAPI's own, so the conductor marks the operation `*_FAILED` (§11 F1);
+//!   is CAPI's own, so the conductor marks the operation `*_FAILED`;
 //! * a nodegroup being deleted waits for its `MachineDeployment` to go instead of aborting
-//!   the round (§11 F9); `api_address` and `coe_version` are reported as soon as the cluster is
+//!   the round; `api_address` and `coe_version` are reported as soon as the cluster is
 //!   ready;
 //! * the event shown is the latest by time, not the last in list order.
 
@@ -321,7 +321,7 @@ fn change(ng: &NodeGroup, status: ClusterStatus, reason: Option<String>) -> Opti
         .then_some(StatusChange { status, reason })
 }
 
-/// §7.2: the control-plane nodegroup from the cluster's single `KubeadmControlPlane` (none or
+/// The control-plane nodegroup from the cluster's single `KubeadmControlPlane` (none or
 /// several: untouched). Returns the nodegroup's new status, when it changes.
 pub fn control_plane_status(ng: &NodeGroup, control_planes: &[Value]) -> Option<StatusChange> {
     let [kcp] = control_planes else {
@@ -370,7 +370,7 @@ fn of_deployment<'a>(objects: &'a [Value], name: &'a str) -> impl Iterator<Item 
         .filter(move |o| o["metadata"]["labels"][DEPLOYMENT_NAME_LABEL].as_str() == Some(name))
 }
 
-/// §7.3 `UPDATE_IN_PROGRESS`: the deployment has what the topology entry asks (replicas, or
+/// A worker nodegroup's `UPDATE_IN_PROGRESS`: the deployment has what the topology entry asks (replicas, or
 /// the autoscaler annotations), and every OpenStackMachine runs the entry's image and flavor.
 fn update_applied(
     ng: &NodeGroup,
@@ -395,7 +395,7 @@ fn update_applied(
     })
 }
 
-/// §7.3: one worker nodegroup.
+/// One worker nodegroup.
 fn worker_report(
     cluster: &Cluster,
     ng: &NodeGroup,
@@ -566,7 +566,7 @@ pub fn derive(
         return Err(DriverError::permanent_message(failure));
     }
 
-    // nodegroups (§7.2, §7.3), each with its new status as the report leaves it; nothing
+    // nodegroups, each with its new status as the report leaves it; nothing
     // completes while the topology controller has not carried the spec through
     let settled = topology_settled(capi);
     let mut statuses = Vec::with_capacity(nodegroups.len());
@@ -640,7 +640,7 @@ pub fn derive(
     Ok(out)
 }
 
-/// The health monitor's answer (§7.5) from the cluster's `KubeadmControlPlane`s, Machines
+/// The health monitor's answer (`magnum_cluster_api/monitor.py`) from the cluster's `KubeadmControlPlane`s, Machines
 /// and, with the autoscaler, MachineDeployments: `HEALTHY` when the control plane is
 /// `Available` and every Machine `NodeHealthy`; the reason names each Machine
 /// (`<infrastructure name>.Ready`) and the API (`api`). `None` without a single control plane

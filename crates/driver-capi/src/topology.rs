@@ -1,4 +1,4 @@
-//! Changes to a live `Cluster`'s topology (spec §4.4–§4.6, §6.3): pure functions over the
+//! Changes to a live `Cluster`'s topology (`magnum_cluster_api/resources.py`): pure functions over the
 //! object as read from the management cluster, each saying whether it changed anything, so
 //! that an operation that asks for what is already there writes nothing.
 //!

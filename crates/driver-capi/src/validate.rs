@@ -1,5 +1,5 @@
 //! Create-time validation: what magnum-cluster-api only finds in the conductor (after it has
-//! written the ClusterClass and the ClusterResourceSets, §11 F2/F3/F5/F6), refused by the API
+//! written the ClusterClass and the ClusterResourceSets), refused by the API
 //! with a 400 and nothing written.
 
 use openkeel_core::error::{ErrorKind, MagnumError};

@@ -8,7 +8,7 @@
 //!   → the status ticks reach `CREATE_COMPLETE` with `api_address` and `coe_version` → delete →
 //!   the real CAPI tears the cluster down → `DELETE_COMPLETE` and nothing of the cluster's left
 //!   in its namespace, the application credential and server groups deleted;
-//! * the failure cases of spec §11 that belong to create, status and delete: CAPO or the
+//! * the failure cases of magnum-cluster-api that belong to create, status and delete: CAPO or the
 //!   control plane failing (F1: `*_FAILED` with CAPI's text instead of forever in progress), a
 //!   worker server failing, an early poll (F7), an object CAPI's admission refuses (F12), an
 //!   unreachable management cluster (transient), deleting what is already gone.
@@ -1240,7 +1240,7 @@ async fn operations_on_a_running_cluster_converge() {
         .any(|c| c == &format!("server group delete {}-ng2", r.stack_id())));
 
     // requests to the management cluster per operation, retries after a conflict aside
-    // (magnum-cluster-api: spec §4.4–4.6)
+    // (magnum-cluster-api's `magnum_cluster_api/driver.py`)
     eprintln!("| operation | requests | wall time of the driver call |");
     for (op, n, t) in &r.ops {
         eprintln!("| {op} | {n} | {} ms |", t.as_millis());

@@ -418,7 +418,7 @@ async fn the_stand_in_advances_a_cluster_to_ready() {
         || async { standin.control_plane(None).await.ok() },
     )
     .await;
-    // what the driver reads (magnum-cluster-api's §7.2), through CAPI's conversion
+    // what the driver reads (magnum-cluster-api's `magnum_cluster_api/driver.py`), through CAPI's conversion
     let kcp = list(
         &client,
         &ns,

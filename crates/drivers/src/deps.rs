@@ -1,6 +1,6 @@
 //! What a driver is given when it is built, besides its own configuration: access to a
 //! cluster's certificates through the configured cert manager, Keystone application
-//! credentials, and the OpenStack look-ups and resources a driver needs. The process that builds the registry (`openkeel::allinone::driver_registry`)
+//! credentials, and the OpenStack look-ups and resources a driver needs. The process that builds the registry (`openkeel::wiring::driver_registry`)
 //! implements these over `openkeel-certs` and `openkeel-cloud`; tests give stand-ins.
 //!
 //! A driver that talks to a management cluster builds that client itself from its option

@@ -316,7 +316,8 @@ pub trait Driver: Send + Sync {
     /// move the cluster onto it (`cluster_template_id`, ...) — the conductor does not.
     ///
     /// Magnum's conductor passes its `rollback` argument in the `scale_manager` slot, so a
-    /// driver always sees `rollback = false` (conductor.md §3.5); OpenKeel's conductor does the
+    /// driver always sees `rollback = false` (`cluster_upgrade` in
+    /// `magnum/conductor/handlers/cluster_conductor.py`); OpenKeel's conductor does the
     /// same. Return a `NotSupported` error to refuse without any state change.
     async fn upgrade_cluster(
         &self,

@@ -199,7 +199,8 @@ impl Driver for SimulatorDriver {
     }
 
     /// `(vm, ubuntu, kubernetes)` and the other tuples of the Cluster API driver's entry points
-    /// (`ubuntu-focal`, `debian`, `flatcar`, `rockylinux`; driver-capi.md §1.1).
+    /// (`ubuntu-focal`, `debian`, `flatcar`, `rockylinux`; magnum-cluster-api's
+    /// `magnum_cluster_api/driver.py`).
     fn provides(&self) -> Vec<ProvidedType> {
         ["ubuntu", "ubuntu-focal", "debian", "flatcar", "rockylinux"]
             .iter()

@@ -1,5 +1,5 @@
 //! [`RemoteConductor`]: [`ConductorApi`] over an [`RpcCaller`], encoding each method's keyword
-//! arguments exactly as magnum-api's `magnum/conductor/api.py` sends them (rpc.md §10).
+//! arguments exactly as magnum-api's `magnum/conductor/api.py` sends them.
 //!
 //! [`serve`] is the reverse: the conductor side's decoding of the same arguments.
 
@@ -125,7 +125,8 @@ impl<C: RpcCaller> ConductorApi for RemoteConductor<C> {
             .await
     }
 
-    /// A call; magnum-api does not send the client's `rollback` (rpc.md §10 row 5).
+    /// A call; magnum-api does not send the client's `rollback` (`API.cluster_upgrade` in
+    /// `magnum/conductor/api.py`).
     async fn cluster_upgrade(
         &self,
         ctx: &RequestContext,
@@ -250,7 +251,8 @@ impl<C: RpcCaller> ConductorApi for RemoteConductor<C> {
 
 use crate::transport::RemoteFailure;
 
-/// The 19 methods the conductor serves (rpc.md §10), indirection ones included.
+/// The 19 methods the conductor serves (the handlers `magnum/cmd/conductor.py` registers),
+/// indirection ones included.
 pub const METHODS: &[&str] = &[
     "cluster_create",
     "cluster_update",

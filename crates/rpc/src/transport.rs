@@ -17,7 +17,8 @@ use serde_json::{Map, Value};
 /// Encoded keyword arguments of one RPC (`args` of the oslo message).
 pub type Args = Map<String, Value>;
 
-/// A failure as oslo.messaging carries it (`failure` of a reply, rpc.md §9.1).
+/// A failure as oslo.messaging carries it (`failure` of a reply, `serialize_remote_exception` in
+/// `oslo_messaging/_drivers/common.py`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteFailure {
     /// Exception class name, e.g. `ClusterNotFound`, `NotImplementedError`, `NoSuchMethod`.

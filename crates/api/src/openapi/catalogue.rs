@@ -1,13 +1,14 @@
-//! The route catalogue: Magnum's 38 routes (`api-routes.md` §2) as data, with what the
+//! The route catalogue: Magnum's 38 routes (`magnum/api/controllers/v1/`) as data, with what the
 //! OpenAPI document says about each. The query arguments are the very lists the handlers
-//! parse their query with (`pagination::parse_args`), the bodies are named schemas built
+//! parse their query with (`query::parse_args`), the bodies are named schemas built
 //! from the handlers' attribute lists ([`super::schemas`]).
 //!
 //! The catalogue is checked against the code by `tests/openapi_routes.rs` (every route is
 //! routed by `dispatch` to a handler, not answered 404 / 405 by the routing, and refused with
 //! 406 below its microversion) and against real answers by `crates/cli/tests/openapi.rs`.
 
-use crate::pagination::{ArgSpec, LIST_ARGS};
+use crate::pagination::LIST_ARGS;
+use crate::query::ArgSpec;
 use crate::resources::{certificates, clusters, federations, quotas, stats};
 
 /// The microversions a route exists at.
@@ -161,7 +162,7 @@ pub const TAGS: [(&str, &str); 10] = [
     ),
 ];
 
-/// Magnum 23.0.0's 38 routes, in `api-routes.md`'s order.
+/// Magnum 23.0.0's 38 routes, by controller (`magnum/api/controllers/v1/*.py`).
 pub const ROUTES: [Route; 38] = [
     Route {
         versions: Versions::NotNegotiated,

@@ -7,7 +7,7 @@ pub mod catalogue;
 pub mod schemas;
 
 use crate::microversion::{self, MAX};
-use crate::pagination::{ArgSpec, ArgType};
+use crate::query::{ArgSpec, ArgType};
 use catalogue::{Errors, Route, Versions, ROUTES, TAGS};
 use serde_json::{json, Map, Value};
 

@@ -97,6 +97,7 @@ impl From<&VAttr> for Field {
                 AttrDefault::Bool(b) => Value::Bool(b),
                 AttrDefault::Str(s) => Value::from(s),
                 AttrDefault::Int(i) => Value::from(i),
+                AttrDefault::EmptyList => Value::Array(Vec::new()),
             }),
             ..Field::new(a.name, kind)
         }
@@ -617,7 +618,7 @@ pub fn all() -> Map<String, Value> {
     s
 }
 
-/// Magnum's error envelope (`api-behaviour.md` §3): `{"errors": [...]}`, one entry (none for
+/// Magnum's error envelope (`magnum/api/middleware/parsable_error.py`): `{"errors": [...]}`, one entry (none for
 /// a `HEAD`).
 fn error_envelope() -> Value {
     json!({

@@ -1,10 +1,10 @@
 //! `/v1/certificates` (`magnum/api/controllers/v1/certificate.py`) and `/v1/credentials`
 //! (`credential.py`): the cluster CA, CSR signing, CA rotation and credential rotation, each
-//! an RPC call to the conductor (api-routes.md §3.5–§3.6).
+//! an RPC call to the conductor (`magnum/conductor/api.py`).
 
 use crate::error::ApiError;
 use crate::links::self_and_bookmark;
-use crate::pagination;
+use crate::query;
 use crate::request::{self, context, enforce};
 use crate::resources::clusters::common::{conductor, database, db};
 use crate::resources::clusters::{get_cluster, target};
@@ -99,13 +99,13 @@ pub fn view(c: &Certificate, host: &str) -> Value {
 // ---- GET /v1/certificates/{cluster_ident}[?ca_cert_type=] ----
 
 /// `get_one`'s query argument.
-pub const GET_ARGS: [pagination::ArgSpec; 1] = [pagination::ArgSpec {
+pub const GET_ARGS: [query::ArgSpec; 1] = [query::ArgSpec {
     name: "ca_cert_type",
-    ty: pagination::ArgType::Text,
+    ty: query::ArgType::Text,
 }];
 
 async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Reply, ApiError> {
-    let args = pagination::parse_args(req, &GET_ARGS)?;
+    let args = query::parse_args(req, &GET_ARGS)?;
     let ca_cert_type = args.text("ca_cert_type").map(str::to_string);
     let ctx = context(state, req);
     let cluster = get_cluster(state, &ctx, ident).await?;
@@ -133,7 +133,7 @@ pub const ATTRS: [Attr; 4] = [
 ];
 
 async fn post(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let raw = validation::body_arg(req, body, "certificate").await?;
     let ctx = context(state, req);
     let fields = type_body(&raw)?;

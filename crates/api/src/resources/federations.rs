@@ -10,8 +10,9 @@
 //! `UPDATE_COMPLETE`, DELETE removes the row (`docs/differences.md`).
 
 use crate::error::ApiError;
-use crate::pagination::{self, ArgSpec, ArgType, ListParams, LIST_ARGS};
+use crate::pagination::{self, ListParams, LIST_ARGS};
 use crate::patch::{self, OpKind, PatchOp, PatchType};
+use crate::query::{self, ArgSpec, ArgType};
 use crate::request::{context, enforce};
 use crate::response::Reply;
 use crate::validation::{self, fromjson, invalid_input, typecheck, Attr, AttrType, FromJsonError};
@@ -445,7 +446,7 @@ async fn get_all(
             .into());
         }
     }
-    let args = pagination::parse_args(req, &LIST_ARGS)?;
+    let args = query::parse_args(req, &LIST_ARGS)?;
     let ctx = context(state, req);
     let (rule, resource_url) = if detail {
         ("federation:detail", "federations/detail")
@@ -500,7 +501,7 @@ async fn get_resource(db: &Database, scope: &Scope, ident: &str) -> Result<Feder
 }
 
 async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let ctx = context(state, req);
     let db = db(state)?;
     let f = get_resource(db, &Scope::from(&ctx), ident).await?;
@@ -508,21 +509,8 @@ async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Rep
     Ok(Reply::ok(view(&f, &req.host_url, true)))
 }
 
-/// `NameGenerator().generate() + '-federation'`: `<greek letter>-<1..24>-federation`.
-fn generate_name() -> String {
-    const LETTERS: [&str; 24] = [
-        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
-        "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi",
-        "chi", "psi", "omega",
-    ];
-    let b = *uuid::Uuid::new_v4().as_bytes();
-    let letter = LETTERS[usize::from(b[0]) % LETTERS.len()];
-    let number = 1 + (usize::from(b[1]) % 24);
-    format!("{letter}-{number}-federation")
-}
-
 async fn post(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let raw = validation::body_arg(req, body, "federation").await?;
     let typed = type_body(&raw)?;
     let ctx = context(state, req);
@@ -562,7 +550,7 @@ async fn post(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, 
 
     let name = match typed.value("name") {
         PyValue::Str(s) if !s.is_empty() => s,
-        _ => generate_name(),
+        _ => crate::resources::generate_name("federation"),
     };
     let row = Federation {
         // The body's uuid is ignored: a fresh one, as Magnum's handler sets.
@@ -604,20 +592,20 @@ async fn patch(
     positional_rollback: Option<&str>,
 ) -> Result<Reply, ApiError> {
     if let Some(r) = positional_rollback {
-        if pagination::bool_from_string(r).is_none() {
+        if query::bool_from_string(r).is_none() {
             return Err(invalid_input(
                 "rollback",
                 r,
                 &format!(
                     "unable to convert to boolean. Error: {}",
-                    pagination::unrecognized_bool(r)
+                    query::unrecognized_bool(r)
                 ),
             )
             .into());
         }
     }
     // `rollback` is accepted and has no effect (nothing is rolled back).
-    pagination::parse_args(req, &ROLLBACK_ARG)?;
+    query::parse_args(req, &ROLLBACK_ARG)?;
     let raw = validation::body_arg(req, body, "patch").await?;
     let mut ops = PATCH_TYPE.parse(&raw)?;
     let ctx = context(state, req);
@@ -770,7 +758,7 @@ async fn unjoin(
 }
 
 async fn delete(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let ctx = context(state, req);
     let db = db(state)?;
     let f = get_resource(db, &Scope::from(&ctx), ident).await?;
@@ -801,7 +789,7 @@ mod tests {
 
     #[test]
     fn generated_names() {
-        let n = generate_name();
+        let n = crate::resources::generate_name("federation");
         assert!(n.ends_with("-federation"), "{n}");
         assert!(name_matches(&n));
     }

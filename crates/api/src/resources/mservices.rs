@@ -3,6 +3,7 @@
 
 use crate::error::ApiError;
 use crate::pagination;
+use crate::query;
 use crate::request::{context, enforce};
 use crate::response::Reply;
 use crate::validation::{Attr, AttrType};
@@ -96,7 +97,7 @@ pub fn view(s: &MagnumService, up: bool) -> Value {
 }
 
 async fn get_all(state: &ApiState, req: &RequestInfo) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let ctx = context(state, req);
     // @policy.enforce_wsgi("magnum-service"): `magnum-service:get_all`, default target.
     enforce(state, &ctx, "magnum-service:get_all", None)?;

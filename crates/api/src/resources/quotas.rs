@@ -4,7 +4,8 @@
 //! Handlers read as Magnum's: context → (decorator) → policy → database → view ([`view`]).
 
 use crate::error::ApiError;
-use crate::pagination::{self, ArgSpec, ArgType};
+use crate::pagination;
+use crate::query::{self, ArgSpec, ArgType};
 use crate::request::{context, enforce};
 use crate::response::Reply;
 use crate::validation::{self, fromjson, invalid_input, typecheck, Attr, AttrType, FromJsonError};
@@ -231,7 +232,7 @@ pub const GET_ALL_ARGS: [ArgSpec; 5] = [
 ];
 
 async fn get_all(state: &ApiState, req: &RequestInfo) -> Result<Reply, ApiError> {
-    let args = pagination::parse_args(req, &GET_ALL_ARGS)?;
+    let args = query::parse_args(req, &GET_ALL_ARGS)?;
     let ctx = context(state, req);
     enforce(state, &ctx, "quota:get_all", None)?;
     let all_tenants = args.bool("all_tenants").unwrap_or(false);
@@ -272,7 +273,7 @@ async fn get_one(
     project_id: &str,
     resource: &str,
 ) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let ctx = context(state, req);
     enforce(state, &ctx, "quota:get", None)?;
     if !ctx.is_admin && Some(project_id) != ctx.project_id.as_deref() {
@@ -300,7 +301,7 @@ async fn get_one(
 }
 
 async fn post(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let raw = validation::body_arg(req, body, "quota").await?;
     let q = type_body(&raw, "quota")?;
     let ctx = context(state, req);
@@ -339,7 +340,7 @@ async fn patch(
     project_id: &str,
     resource: &str,
 ) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let raw = validation::body_arg(req, body, "quotapatch").await?;
     let q = type_body(&raw, "quotapatch")?;
     let ctx = context(state, req);
@@ -369,7 +370,7 @@ async fn delete(
     project_id: &str,
     resource: &str,
 ) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let ctx = context(state, req);
     enforce(state, &ctx, "quota:delete", None)?;
     db_quota::delete(db(state)?, project_id, resource).await?;

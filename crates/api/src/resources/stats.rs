@@ -1,7 +1,7 @@
 //! `/v1/stats` (`magnum/api/controllers/v1/stats.py`): cluster and node counts.
 
 use crate::error::ApiError;
-use crate::pagination::{self, ArgSpec, ArgType};
+use crate::query::{self, ArgSpec, ArgType};
 use crate::request::{context, enforce};
 use crate::response::Reply;
 use crate::{ApiState, RequestInfo};
@@ -45,7 +45,7 @@ pub fn view(s: &Stats) -> Value {
 }
 
 async fn get_all(state: &ApiState, req: &RequestInfo) -> Result<Reply, ApiError> {
-    let args = pagination::parse_args(req, &ARGS)?;
+    let args = query::parse_args(req, &ARGS)?;
     let ctx = context(state, req);
     enforce(state, &ctx, "stats:get_all", None)?;
     let ty = args.text("type").unwrap_or("cluster");

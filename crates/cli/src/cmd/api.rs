@@ -28,7 +28,7 @@ pub fn main(prog: &'static str) -> std::process::ExitCode {
             ..opts
         })
         .await?;
-        crate::allinone::shutdown_signal().await;
+        crate::wiring::shutdown_signal().await;
         tracing::info!("shutting down");
         running.stop().await?;
         Ok(())

@@ -207,7 +207,7 @@ pub fn main(prog: &'static str) -> ExitCode {
         }
     };
     // The registry the conductor and the API build (no database: listing needs none).
-    let registry = match crate::allinone::driver_registry(&config, None) {
+    let registry = match crate::wiring::driver_registry(&config, None) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{prog}: {e}");

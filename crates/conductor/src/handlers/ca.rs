@@ -1,4 +1,5 @@
-//! `ca_conductor.Handler` and `credential_conductor.Handler` (conductor.md §3.9–§3.12).
+//! `ca_conductor.Handler` and `credential_conductor.Handler`
+//! (`magnum/conductor/handlers/ca_conductor.py`, `credential_conductor.py`).
 
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
@@ -20,7 +21,7 @@ impl Conductor {
         })
     }
 
-    /// `sign_certificate` (§3.9): sign `certificate.csr` with the cluster's CA of
+    /// `sign_certificate`: sign `certificate.csr` with the cluster's CA of
     /// `certificate.ca_cert_type` (unset → kubernetes); the certificate comes back with `pem`.
     pub async fn handle_sign_certificate(
         &self,
@@ -38,7 +39,7 @@ impl Conductor {
         Ok(cert)
     }
 
-    /// `get_ca_certificate` (§3.10).
+    /// `get_ca_certificate`.
     pub async fn handle_get_ca_certificate(
         &self,
         ctx: &RequestContext,
@@ -58,7 +59,7 @@ impl Conductor {
         })
     }
 
-    /// `rotate_ca_certificate` (§3.11), done safely: new CAs and client certificate are
+    /// `rotate_ca_certificate`, done safely: new CAs and client certificate are
     /// generated and handed to the driver; only when the driver accepted them are the refs
     /// saved and the old certificates deleted. A refusal or failure deletes the new
     /// certificates and leaves the cluster on its old CA (Magnum saves the new refs anyway
@@ -146,7 +147,7 @@ impl Conductor {
         }
     }
 
-    /// `credential_rotate` (§3.12): status guard, then the driver; no status change.
+    /// `credential_rotate`: status guard, then the driver; no status change.
     pub async fn handle_credential_rotate(
         &self,
         ctx: &RequestContext,

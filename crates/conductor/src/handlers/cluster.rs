@@ -1,4 +1,4 @@
-//! `magnum/conductor/handlers/cluster_conductor.py` (conductor.md §3.1–§3.5).
+//! `magnum/conductor/handlers/cluster_conductor.py`.
 
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
@@ -18,7 +18,7 @@ use crate::save::{
 };
 use crate::Conductor;
 
-/// `conductor_utils._get_nodegroup_object` (conductor.md §3.1 table): a default nodegroup of
+/// `conductor_utils._get_nodegroup_object` (`magnum/conductor/utils.py`): a default nodegroup of
 /// a new cluster.
 pub(crate) fn default_nodegroup(
     cluster: &Cluster,
@@ -71,7 +71,7 @@ fn never_reached_a_driver(cluster: &Cluster, e: &MagnumError) -> bool {
 }
 
 impl Conductor {
-    /// `cluster_create` (§3.1): insert the cluster `CREATE_IN_PROGRESS` and its two default
+    /// `cluster_create`: insert the cluster `CREATE_IN_PROGRESS` and its two default
     /// nodegroups, then (certificates,) notify, driver `create_cluster`, save the cluster and
     /// copy `stack_id` to the nodegroups. A failure after the inserts → `CREATE_FAILED`.
     ///
@@ -200,7 +200,7 @@ impl Conductor {
         Err(e)
     }
 
-    /// `cluster_update` (§3.2): health fields and/or the default worker's `node_count`.
+    /// `cluster_update`: health fields and/or the default worker's `node_count`.
     /// Returns `None` when nothing had to change.
     pub async fn handle_cluster_update(
         &self,
@@ -307,7 +307,7 @@ impl Conductor {
         Ok(Some(c.data))
     }
 
-    /// `cluster_delete` (§3.3): no precondition; `DELETE_IN_PROGRESS` once the driver accepted.
+    /// `cluster_delete`: no precondition; `DELETE_IN_PROGRESS` once the driver accepted.
     /// The row goes when the status sync sees `DELETE_COMPLETE`.
     pub async fn handle_cluster_delete(
         &self,
@@ -407,7 +407,7 @@ impl Conductor {
         Ok(())
     }
 
-    /// `cluster_resize` (§3.4).
+    /// `cluster_resize`.
     pub async fn handle_cluster_resize(
         &self,
         ctx: &RequestContext,
@@ -504,7 +504,7 @@ impl Conductor {
         Ok(c.data)
     }
 
-    /// `cluster_upgrade` (§3.5, an RPC call). The driver is the one of the cluster's
+    /// `cluster_upgrade` (an RPC call). The driver is the one of the cluster's
     /// **current** template and must move the cluster onto `cluster_template` itself. As in
     /// Magnum, the driver sees `rollback = false` (Magnum passes `rollback` in the
     /// `scale_manager` slot). A driver `NotSupported` is returned without any state change.

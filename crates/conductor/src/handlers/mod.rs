@@ -14,7 +14,7 @@ use openkeel_drivers::Driver;
 
 use crate::Conductor;
 
-/// UPDATABLE (conductor.md §2): the COMPLETE set.
+/// UPDATABLE (`magnum/conductor/handlers/cluster_conductor.py`): the COMPLETE set.
 pub(crate) fn updatable(status: Option<ClusterStatus>) -> bool {
     status.is_some_and(ClusterStatus::is_complete)
 }

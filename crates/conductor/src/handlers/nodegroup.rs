@@ -1,4 +1,4 @@
-//! `magnum/conductor/handlers/nodegroup_conductor.py` (conductor.md §3.6–§3.8). No
+//! `magnum/conductor/handlers/nodegroup_conductor.py`. No
 //! notifications for nodegroup operations, as in Magnum.
 
 use openkeel_core::context::RequestContext;
@@ -38,7 +38,7 @@ fn guard(method: &str, cluster: &Cluster, nodegroup: &Obj<NodeGroup>) -> Result<
 }
 
 impl Conductor {
-    /// `nodegroup_create` (§3.6).
+    /// `nodegroup_create`.
     pub async fn handle_nodegroup_create(
         &self,
         ctx: &RequestContext,
@@ -60,7 +60,7 @@ impl Conductor {
         self.nodegroup_operation(ctx, c, ng, NgOp::Create).await
     }
 
-    /// `nodegroup_update` (§3.7): the API's patched fields are written with the status.
+    /// `nodegroup_update`: the API's patched fields are written with the status.
     pub async fn handle_nodegroup_update(
         &self,
         ctx: &RequestContext,
@@ -82,7 +82,7 @@ impl Conductor {
         self.nodegroup_operation(ctx, c, ng, NgOp::Update).await
     }
 
-    /// `nodegroup_delete` (§3.8): no guard; the nodegroup's `DELETE_IN_PROGRESS` is not saved
+    /// `nodegroup_delete`: no guard; the nodegroup's `DELETE_IN_PROGRESS` is not saved
     /// by the conductor on success (the driver persists it, and removes the row when done).
     pub async fn handle_nodegroup_delete(
         &self,

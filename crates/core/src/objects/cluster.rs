@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ClusterHealthStatus, ClusterStatus, StringMap};
 
-/// A row of `cluster` (database.md §2.1), in MariaDB column order.
+/// A row of `cluster` (`magnum/db/sqlalchemy/models.py`), in MariaDB column order.
 ///
 /// `cluster_template_id` holds the template's **uuid**. Node counts and addresses live in the
 /// cluster's nodegroups (`nodegroup.cluster_id` = this `uuid`).

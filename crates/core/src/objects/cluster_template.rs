@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use super::StringMap;
 
-/// A row of `cluster_template` (database.md §2.2), in MariaDB column order.
+/// A row of `cluster_template` (`magnum/db/sqlalchemy/models.py`), in MariaDB column order.
 ///
 /// Booleans are nullable columns; Magnum's ORM inserts `false` for `registry_enabled`,
 /// `tls_disabled`, `public`, `master_lb_enabled`, `hidden` and `true` for

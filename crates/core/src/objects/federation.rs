@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{FederationStatus, StringMap};
 
-/// A row of `federation` (database.md §2.7), in MariaDB column order.
+/// A row of `federation` (`magnum/db/sqlalchemy/models.py`), in MariaDB column order.
 ///
 /// `hostcluster_id` and `member_ids` hold cluster uuids.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

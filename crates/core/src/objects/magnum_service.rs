@@ -1,7 +1,7 @@
 use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
 
-/// A row of `magnum_service` (database.md §2.5), in MariaDB column order.
+/// A row of `magnum_service` (`magnum/db/sqlalchemy/models.py`), in MariaDB column order.
 ///
 /// `disabled` and `forced_down` are nullable columns but Magnum's object layer cannot load a
 /// row where they are NULL: always write them (Magnum's ORM inserts `false`).

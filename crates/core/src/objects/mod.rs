@@ -1,11 +1,11 @@
 //! Domain types: one plain struct per Magnum table / versioned object.
 //!
 //! Each struct holds exactly the columns of the table at Alembic head `b3e1cf4a2d5e`
-//! (`docs`/spec `database.md` §2), with the Rust type matching the column: `Option` where the
+//! (`magnum/db/sqlalchemy/models.py` and its Alembic migrations), with the Rust type matching the column: `Option` where the
 //! column is nullable, `i32` for `int(11)`, `bool` for `tinyint(1)`, [`NaiveDateTime`] for
 //! `datetime` (Magnum stores naive UTC without fractional seconds).
 //!
-//! JSON-in-TEXT columns (database.md §4) are typed by what Magnum's object layer puts in them:
+//! JSON-in-TEXT columns (`JSONEncodedDict` / `JSONEncodedList` in `magnum/db/sqlalchemy/models.py`) are typed by what Magnum's object layer puts in them:
 //! dicts of strings as [`StringMap`] (insertion-ordered, as Python dicts are, so a value read
 //! and written back produces the same bytes), lists of strings as `Vec<String>`, and
 //! `nodegroup.node_taints` as a list of JSON objects ([`Taint`]). `None` means SQL `NULL`

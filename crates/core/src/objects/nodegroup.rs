@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ClusterStatus, StringMap, Taint};
 
-/// A row of `nodegroup` (database.md §2.3), in MariaDB column order.
+/// A row of `nodegroup` (`magnum/db/sqlalchemy/models.py`), in MariaDB column order.
 ///
 /// `cluster_id` holds the owning cluster's **uuid**. `uuid`, `name`, `cluster_id` and
 /// `project_id` are NOT NULL in the migrated schema.

@@ -1,7 +1,7 @@
 use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
 
-/// A row of `quotas` (database.md §2.6), in MariaDB column order.
+/// A row of `quotas` (`magnum/db/sqlalchemy/models.py`), in MariaDB column order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Quota {
     pub id: i32,

@@ -1,7 +1,7 @@
 use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
 
-/// A row of `x509keypair` (database.md §2.4), in MariaDB column order. Certificate and key
+/// A row of `x509keypair` (`magnum/db/sqlalchemy/models.py`), in MariaDB column order. Certificate and key
 /// columns hold PEM text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct X509KeyPair {

@@ -1,11 +1,12 @@
-//! The operations on a running cluster (spec §4.4–§4.6, §4.8, §7.5): resize of workers and of
+//! The operations on a running cluster (magnum-cluster-api's
+//! `magnum_cluster_api/driver.py`, `monitor.py`): resize of workers and of
 //! the control plane, `PATCH node_count`, nodegroup create / update / delete, upgrade and the
 //! health monitor.
 //!
 //! Each change to the `Cluster` is a read, a change of its topology ([`crate::topology`]) and
 //! a PUT on the read's `resourceVersion`, retried when someone else wrote in between; a change
-//! that asks for what is there already writes nothing. Better than magnum-cluster-api (spec
-//! §11.2, `docs/differences.md`):
+//! that asks for what is there already writes nothing. Better than magnum-cluster-api (its
+//! users' most reported problems; `docs/differences.md`):
 //! * `PATCH /v1/clusters/{id}` with `node_count` is the default worker nodegroup's resize
 //!   (magnum-cluster-api raises `NotImplementedError`: `UPDATE_FAILED`);
 //! * `nodes_to_remove` naming a node that is not in the nodegroup fails before anything is
@@ -104,7 +105,7 @@ pub(super) fn auto_scaling(cluster: &Cluster) -> bool {
 }
 
 impl CapiDriver {
-    /// The cluster autoscaler of an auto-scaled cluster (spec §9): rendered for its
+    /// The cluster autoscaler of an auto-scaled cluster (`magnum_cluster_api/resources.py`): rendered for its
     /// `kube_tag` and applied in the management cluster. Nothing for other clusters.
     pub(super) async fn install_autoscaler(&self, m: &Mgmt, cluster: &Cluster) -> DriverResult<()> {
         if !auto_scaling(cluster) {
@@ -210,7 +211,7 @@ impl CapiDriver {
         Ok(cluster::machine_deployment(cluster, ng, &look)?)
     }
 
-    /// `resize_cluster` / `update_nodegroup` (spec §4.4): `nodegroup` carries its new
+    /// `resize_cluster` / `update_nodegroup` (`magnum_cluster_api/driver.py`): `nodegroup` carries its new
     /// `node_count` (and min / max, labels).
     pub async fn resize(
         &self,
@@ -298,7 +299,7 @@ impl CapiDriver {
         })
     }
 
-    /// `create_nodegroup` (spec §4.5): its server group and a new topology entry.
+    /// `create_nodegroup`: its server group and a new topology entry.
     pub async fn create_nodegroup(
         &self,
         ctx: &DriverContext<'_>,
@@ -313,7 +314,7 @@ impl CapiDriver {
         Ok(Writes::none())
     }
 
-    /// `delete_nodegroup` (spec §4.5): the entry goes from the topology; the row is
+    /// `delete_nodegroup`: the entry goes from the topology; the row is
     /// `DELETE_IN_PROGRESS` until the status sync sees the MachineDeployment gone (also when
     /// the entry was gone already).
     pub async fn delete_nodegroup(
@@ -344,7 +345,7 @@ impl CapiDriver {
         Ok(writes)
     }
 
-    /// `upgrade_cluster` (spec §4.6): the cluster moves onto `template` (its `kube_tag` and
+    /// `upgrade_cluster`: the cluster moves onto `template` (its `kube_tag` and
     /// image); with a default nodegroup the control plane and the default nodegroups are
     /// upgraded, with another one only that nodegroup. Worker nodegroups not upgraded keep
     /// their version (`defer-upgrade`).
@@ -471,7 +472,7 @@ impl CapiDriver {
         Ok(writes)
     }
 
-    /// The health monitor (spec §7.5) from the management cluster's view: the control plane
+    /// The health monitor (`magnum_cluster_api/monitor.py`) from the management cluster's view: the control plane
     /// is healthy when its `KubeadmControlPlane` is `Available`, a node when its Machine is
     /// `NodeHealthy`. With the autoscaler, each nodegroup's `node_count` follows its
     /// MachineDeployment's replicas.

@@ -1,5 +1,6 @@
 //! Credential rotation (`rotate_credential`, API microversion 1.12 `PATCH
-//! /v1/credentials/{cluster}`): magnum-cluster-api does not implement it (spec §2, §4.7);
+//! /v1/credentials/{cluster}`): magnum-cluster-api does not implement it
+//! (`magnum_cluster_api/driver.py`);
 //! OpenKeel gives the cluster a new Keystone application credential.
 //!
 //! 1. The current credential is the one `<stack_id>-cloud-config` holds ([`credential_of`]).

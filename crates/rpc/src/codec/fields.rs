@@ -1,4 +1,5 @@
-//! Field tables (rpc.md §12.3) and OVO's per-type coercions (§12.2).
+//! Field tables (the `fields` of `magnum/objects/*.py`) and OVO's per-type coercions
+//! (`oslo_versionedobjects/fields.py`).
 
 use super::{err, CodecError};
 use openkeel_core::pyvalue::{json_str, PyValue};

@@ -1,4 +1,4 @@
-//! Magnum's versioned-object primitives (`magnum_object.*`, rpc.md §12), as
+//! Magnum's versioned-object primitives (`magnum_object.*`, `magnum/objects/base.py` and `oslo_versionedobjects/base.py`), as
 //! oslo.versionedobjects 3.12 writes and reads them.
 //!
 //! Each object has a static field table (OVO field order, kind, nullability, default).

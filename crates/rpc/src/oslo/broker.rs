@@ -1,5 +1,5 @@
 //! Connections to the brokers of `transport_url`, declarations as oslo.messaging's rabbit
-//! driver makes them (rpc.md §2), and a publisher with publisher confirms that retries
+//! driver makes them (`oslo_messaging/_drivers/impl_rabbit.py`), and a publisher with publisher confirms that retries
 //! until its deadline instead of dropping a message.
 
 use super::RabbitSettings;
@@ -332,7 +332,7 @@ fn queue_manager_next(host: &str, process: &str) -> usize {
     1
 }
 
-/// The properties of every message oslo.messaging publishes (rpc.md §3).
+/// The properties of every message oslo.messaging publishes (`oslo_messaging/_drivers/impl_rabbit.py`).
 pub fn properties(expiration: Option<Duration>) -> BasicProperties {
     let p = BasicProperties::default()
         .with_content_type(ShortString::from("application/json"))

@@ -1,5 +1,5 @@
 //! The API side of the conductor topic over RabbitMQ: oslo.messaging's `RPCClient` with the
-//! rabbit driver as magnum-api uses it (rpc.md §6, §8).
+//! rabbit driver as magnum-api uses it (`oslo_messaging/rpc/client.py`, `oslo_messaging/_drivers/amqpdriver.py`).
 //!
 //! * casts and calls are published to the control exchange with the topic as routing key,
 //!   with publisher confirms; a message the broker has not confirmed within

@@ -1,4 +1,4 @@
-//! oslo.messaging's message bodies (rpc.md §4-§9): the `oslo.version` 2.0 envelope, RPC
+//! oslo.messaging's message bodies (`oslo_messaging/_drivers/common.py`, `amqpdriver.py`): the `oslo.version` 2.0 envelope, RPC
 //! requests with the flattened `_context_*` keys, replies, and remote failures.
 //!
 //! Everything is written with [`openkeel_core::pyjson`], so the bytes are those
@@ -343,7 +343,8 @@ fn failure_from_map(o: &Map<String, Value>) -> RemoteFailure {
     }
 }
 
-/// What magnum-api makes of a failure (rpc.md §9.2): a class of `magnum.common.exception`
+/// What magnum-api makes of a failure (`deserialize_remote_exception` in
+/// `oslo_messaging/_drivers/common.py`, then `magnum/api/hooks.py`): a class of `magnum.common.exception`
 /// (the only allowed module) becomes that exception with the conductor's message, so its
 /// HTTP status is the class's; a Python builtin keeps its text and is a 500; anything else
 /// is oslo's `RemoteError` ("Remote error: <class> <message>"), a 500 too.
@@ -387,7 +388,8 @@ mod tests {
         }
     }
 
-    /// rpc-wire-examples.md §4: the `cluster_delete` cast, byte for byte (with its ids).
+    /// The `cluster_delete` cast magnum-api sends (`API.cluster_delete_async` in
+    /// `magnum/conductor/api.py`), byte for byte (with its ids), as captured.
     #[test]
     fn a_cast_body_is_byte_identical_to_the_captured_frame() {
         let expected = include_str!("testdata/cluster_delete_cast.json").trim_end();
@@ -440,7 +442,8 @@ mod tests {
         assert_eq!(m["_timeout"], Value::Null);
     }
 
-    /// rpc-wire-examples.md §3.5: the failure reply of a refused upgrade.
+    /// The failure reply of a refused upgrade (`cluster_upgrade` in
+    /// `magnum/conductor/handlers/cluster_conductor.py`), as captured.
     #[test]
     fn a_captured_failure_reply_decodes_to_magnums_error() {
         let body = include_str!("testdata/notsupported_reply.json").trim_end();

@@ -1,5 +1,5 @@
 //! oslo.messaging's RPC over RabbitMQ (AMQP 0-9-1 with lapin), wire-compatible with
-//! oslo.messaging 18.x as Magnum 23.0.0 uses it (rpc.md §1-§9):
+//! oslo.messaging 18.x as Magnum 23.0.0 uses it (`magnum/common/rpc.py`, `oslo_messaging/`):
 //!
 //! * [`message`]: the envelope, requests, replies and remote failures;
 //! * [`broker`]: connections from `transport_url` (several hosts, failover, back-off), the

@@ -1,5 +1,5 @@
 //! oslo.messaging notifications with the `messagingv2` driver over the RPC transport, as
-//! Magnum sends them (rpc.md §1 notifier row; rpc-wire-examples.md §3.14-§3.16): published to
+//! Magnum sends them (`magnum/common/rpc.py`'s notifier, `oslo_messaging/notify/messaging.py`): published to
 //! the control exchange with routing key `<topic>.<priority>` (`notifications.info`,
 //! `notifications.error`), the queue of that name declared and bound first, the message in the
 //! 2.0 envelope with `message_id`, `publisher_id`, `event_type`, `priority`, `payload`,

@@ -1,4 +1,5 @@
-//! The conductor side: an oslo.messaging RPC server on the rabbit driver (rpc.md §2, §7, §8).
+//! The conductor side: an oslo.messaging RPC server on the rabbit driver
+//! (`oslo_messaging/rpc/server.py`, `oslo_messaging/_drivers/impl_rabbit.py`, `amqpdriver.py`).
 //!
 //! Declares what a Python magnum-conductor declares (the control exchange, queue `<topic>`,
 //! queue `<topic>.<server>`, the fanout exchange `<topic>_fanout` and a
@@ -33,7 +34,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 /// A conductor's server name: 12 random lower-case base32 characters, as Magnum's
-/// `short_id.generate_id()` (rpc.md §1).
+/// `short_id.generate_id()` (`magnum/common/short_id.py`, as `magnum/cmd/conductor.py` uses it).
 pub fn generate_server_name() -> String {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz234567";
     let bytes = uuid::Uuid::new_v4().into_bytes();

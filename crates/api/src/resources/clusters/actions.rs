@@ -1,12 +1,13 @@
 //! `/v1/clusters/{id}/actions/resize|upgrade` (`magnum/api/controllers/v1/cluster_actions.py`).
 
+use super::service::int_of;
 use super::types::actions as at;
 use super::{
     cluster_nodegroups, cluster_template_of, common, default_worker, get_cluster, not_at_version,
     read_json, target, wsme,
 };
 use crate::error::ApiError;
-use crate::pagination;
+use crate::query;
 use crate::request;
 use crate::response::Reply;
 use crate::{ApiState, RequestInfo};
@@ -48,14 +49,6 @@ pub async fn route(
     }
 }
 
-fn int(v: Option<&PyValue>) -> Option<i64> {
-    match v {
-        Some(PyValue::Int(i)) => i64::try_from(*i).ok(),
-        Some(PyValue::Bool(b)) => Some(i64::from(*b)),
-        _ => None,
-    }
-}
-
 /// A mandatory attribute sent as `null` (or, for upgrade, not sent): Magnum fails later with
 /// a 500; OpenKeel refuses it with WSME's mandatory-field 400 (docs/differences.md).
 fn mandatory(name: &str) -> ApiError {
@@ -92,10 +85,10 @@ async fn resize(
     body: Body,
     ident: &str,
 ) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let value = read_json(req, body, "cluster_resize_req").await?;
     let f = wsme::from_json("cluster_resize_req", &value, at::RESIZE)?;
-    let node_count = int(f.get("node_count"));
+    let node_count = int_of(f.get("node_count"));
     if !req.version.at_least(10) && node_count == Some(0) {
         return Err(MagnumError::new(ErrorKind::ZeroNodeCountNotSupported, &[]).into());
     }
@@ -176,17 +169,14 @@ async fn upgrade(
     body: Body,
     ident: &str,
 ) -> Result<Reply, ApiError> {
-    pagination::parse_args(req, &[])?;
+    query::parse_args(req, &[])?;
     let value = read_json(req, body, "cluster_upgrade_req").await?;
     let f = wsme::from_json("cluster_upgrade_req", &value, at::UPGRADE)?;
     if !req.version.at_least(8) {
         return Err(MagnumError::new(ErrorKind::ClusterUpgradeNotSupported, &[]).into());
     }
     let mut ctx = request::context(state, req);
-    if ctx.is_admin {
-        request::enforce(state, &ctx, "cluster:upgrade_all_projects", None)?;
-        ctx.all_tenants = true;
-    }
+    request::widen(state, &mut ctx, "cluster:upgrade_all_projects")?;
     let cluster = get_cluster(state, &ctx, ident).await?;
     request::enforce(state, &ctx, "cluster:upgrade", Some(&target(&cluster)))?;
     // Magnum: a missing `cluster_template` fails in the DB layer with a 500.
@@ -223,7 +213,7 @@ async fn upgrade(
         .into());
     }
     // Magnum: an omitted `max_batch_size` reaches the RPC serializer as WSME's Unset (500).
-    let Some(max_batch_size) = int(f.get("max_batch_size")) else {
+    let Some(max_batch_size) = int_of(f.get("max_batch_size")) else {
         return Err(mandatory("max_batch_size"));
     };
     // OpenKeel: what the driver knows it cannot do is a 400 before anything is written

@@ -46,8 +46,8 @@ pub const FAILED_STATUSES: &[&str] = &[
     "RESUME_FAILED",
 ];
 
-const CREATED_AT: Attr = Attr::new("created_at", Ty::DateTime).ro();
-const UPDATED_AT: Attr = Attr::new("updated_at", Ty::DateTime).ro();
+const CREATED_AT: Attr = Attr::new("created_at", Ty::DateTime).readonly();
+const UPDATED_AT: Attr = Attr::new("updated_at", Ty::DateTime).readonly();
 
 pub mod cluster {
     use super::*;
@@ -73,9 +73,9 @@ pub mod cluster {
     pub const FLAVOR_ID: Attr = Attr::new("flavor_id", str_ty(1, 255));
     pub const CREATE_TIMEOUT: Attr =
         Attr::new("create_timeout", Ty::Int { min: 0 }).default(Default::Int(60));
-    pub const LINKS: Attr = Attr::new("links", Ty::Links).ro();
-    pub const STACK_ID: Attr = Attr::new("stack_id", Ty::Text).ro();
-    pub const CLUSTER_ID: Attr = Attr::new("cluster_id", Ty::Text).ro();
+    pub const LINKS: Attr = Attr::new("links", Ty::Links).readonly();
+    pub const STACK_ID: Attr = Attr::new("stack_id", Ty::Text).readonly();
+    pub const CLUSTER_ID: Attr = Attr::new("cluster_id", Ty::Text).readonly();
     pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES, STATUSES_SHOWN));
     pub const STATUS_REASON: Attr = Attr::new("status_reason", Ty::Text);
     pub const HEALTH_STATUS: Attr = Attr::new(
@@ -84,13 +84,13 @@ pub mod cluster {
     );
     pub const HEALTH_STATUS_REASON: Attr = Attr::new("health_status_reason", Ty::StrMap);
     pub const DISCOVERY_URL: Attr = Attr::new("discovery_url", Ty::Text);
-    pub const API_ADDRESS: Attr = Attr::new("api_address", Ty::Text).ro();
-    pub const COE_VERSION: Attr = Attr::new("coe_version", Ty::Text).ro();
-    pub const CONTAINER_VERSION: Attr = Attr::new("container_version", Ty::Text).ro();
-    pub const PROJECT_ID: Attr = Attr::new("project_id", Ty::Text).ro();
-    pub const USER_ID: Attr = Attr::new("user_id", Ty::Text).ro();
-    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", Ty::TextList).ro();
-    pub const MASTER_ADDRESSES: Attr = Attr::new("master_addresses", Ty::TextList).ro();
+    pub const API_ADDRESS: Attr = Attr::new("api_address", Ty::Text).readonly();
+    pub const COE_VERSION: Attr = Attr::new("coe_version", Ty::Text).readonly();
+    pub const CONTAINER_VERSION: Attr = Attr::new("container_version", Ty::Text).readonly();
+    pub const PROJECT_ID: Attr = Attr::new("project_id", Ty::Text).readonly();
+    pub const USER_ID: Attr = Attr::new("user_id", Ty::Text).readonly();
+    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", Ty::TextList).readonly();
+    pub const MASTER_ADDRESSES: Attr = Attr::new("master_addresses", Ty::TextList).readonly();
     pub const FAULTS: Attr = Attr::new("faults", Ty::StrMap);
     pub const FIXED_NETWORK: Attr = Attr::new("fixed_network", str_ty(1, 255));
     pub const FIXED_SUBNET: Attr = Attr::new("fixed_subnet", str_ty(1, 255));
@@ -225,13 +225,13 @@ pub mod nodegroup {
     pub const UUID: Attr = Attr::new("uuid", Ty::Uuid);
     pub const NAME: Attr = Attr::new("name", str_ty(1, 255)).default(Default::None);
     pub const CLUSTER_ID: Attr = Attr::new("cluster_id", Ty::Uuid);
-    pub const PROJECT_ID: Attr = Attr::new("project_id", Ty::Text).ro();
+    pub const PROJECT_ID: Attr = Attr::new("project_id", Ty::Text).readonly();
     pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", Ty::Int { min: 1 });
     pub const LABELS: Attr = Attr::new("labels", Ty::Labels);
-    pub const LINKS: Attr = Attr::new("links", Ty::Links).ro();
+    pub const LINKS: Attr = Attr::new("links", Ty::Links).readonly();
     pub const FLAVOR_ID: Attr = Attr::new("flavor_id", str_ty(1, 255));
     pub const IMAGE_ID: Attr = Attr::new("image_id", str_ty(1, 255));
-    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", Ty::TextList).ro();
+    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", Ty::TextList).readonly();
     pub const NODE_COUNT: Attr =
         Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1));
     pub const ROLE: Attr = Attr::new("role", str_ty(1, 255)).default(Default::Str("worker"));
@@ -240,7 +240,7 @@ pub mod nodegroup {
     pub const MAX_NODE_COUNT: Attr =
         Attr::new("max_node_count", Ty::Int { min: 0 }).default(Default::None);
     pub const IS_DEFAULT: Attr = Attr::new("is_default", Ty::Bool);
-    pub const STACK_ID: Attr = Attr::new("stack_id", Ty::Text).ro();
+    pub const STACK_ID: Attr = Attr::new("stack_id", Ty::Text).readonly();
     pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES, STATUSES_SHOWN));
     pub const STATUS_REASON: Attr = Attr::new("status_reason", Ty::Text);
     pub const VERSION: Attr = Attr::new("version", Ty::Text);

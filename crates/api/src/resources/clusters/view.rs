@@ -1,4 +1,4 @@
-//! The wire shapes of clusters and nodegroups (`api-resources.md` §6.2, §7.2): WSME's
+//! The wire shapes of clusters and nodegroups (`magnum/api/controllers/v1/cluster.py`, `nodegroup.py`): WSME's
 //! attribute order, declared defaults for unset attributes, the node counts and addresses
 //! computed from nodegroups, `stack_id` → `cluster_id` at 1.13, the labels diff, links; and
 //! the `as_dict()` documents a JSON Patch is applied to.

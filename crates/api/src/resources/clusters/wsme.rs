@@ -3,13 +3,13 @@
 //! applies them — `fromjson` for a request body (conversion, read-only / mandatory rules, then
 //! the attribute setter) and the bare setter (`Type(**dict)`, after a JSON Patch).
 //!
-//! Values are [`PyValue`]s, as WSME sees them. Error texts are WSME's (`api-resources.md`
-//! §1.1). Where Magnum breaks with a 500 on bad input (an invalid boolean string, a list
+//! Values are [`PyValue`]s, as WSME sees them. Error texts are WSME's (`wsme/types.py`,
+//! `wsme/rest/json.py`). Where Magnum breaks with a 500 on bad input (an invalid boolean string, a list
 //! given to an integer attribute) the same `InvalidInput` 400 is given instead
 //! (`docs/differences.md`).
 
 use crate::validation::{self, AttrType, FromJsonError};
-use openkeel_core::error::{ErrorKind, MagnumError};
+use openkeel_core::error::MagnumError;
 use openkeel_core::pyvalue::PyValue;
 use serde_json::Value;
 
@@ -57,61 +57,11 @@ pub enum Ty {
     DateTime,
 }
 
-/// Declared defaults (`wsattr(..., default=X)`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Default {
-    None,
-    Int(i64),
-    Bool(bool),
-    Str(&'static str),
-    EmptyList,
-}
+/// Declared defaults (`wsattr(..., default=X)`): the one default type of every API type.
+pub use crate::validation::AttrDefault as Default;
 
-impl Default {
-    pub fn value(self) -> PyValue {
-        match self {
-            Default::None => PyValue::None,
-            Default::Int(i) => PyValue::Int(i128::from(i)),
-            Default::Bool(b) => PyValue::Bool(b),
-            Default::Str(s) => PyValue::str(s),
-            Default::EmptyList => PyValue::List(Vec::new()),
-        }
-    }
-}
-
-/// One declared attribute.
-#[derive(Debug, Clone, Copy)]
-pub struct Attr {
-    pub name: &'static str,
-    pub ty: Ty,
-    pub readonly: bool,
-    pub mandatory: bool,
-    pub default: Option<Default>,
-}
-
-impl Attr {
-    pub const fn new(name: &'static str, ty: Ty) -> Attr {
-        Attr {
-            name,
-            ty,
-            readonly: false,
-            mandatory: false,
-            default: None,
-        }
-    }
-    pub const fn ro(mut self) -> Attr {
-        self.readonly = true;
-        self
-    }
-    pub const fn mandatory(mut self) -> Attr {
-        self.mandatory = true;
-        self
-    }
-    pub const fn default(mut self, d: Default) -> Attr {
-        self.default = Some(d);
-        self
-    }
-}
+/// One declared attribute: the one attribute model, over this module's [`Ty`].
+pub type Attr = crate::validation::Attr<Ty>;
 
 /// `StringType(min_length=a, max_length=b)`.
 pub const fn str_ty(min: usize, max: usize) -> Ty {
@@ -155,26 +105,7 @@ impl Fields {
     }
 }
 
-/// WSME `InvalidInput`: `Invalid input for field/attribute <f>. Value: '<v>'. <msg>`.
-pub fn invalid_input(field: &str, value: &str, msg: &str) -> MagnumError {
-    MagnumError::new(
-        ErrorKind::InvalidInput,
-        &[("fieldname", &field), ("value", &value), ("msg", &msg)],
-    )
-}
-
-/// WSME `UnknownAttribute`, singular or plural as WSME words it.
-pub fn unknown_attributes(arg: &str, names: &[&str]) -> MagnumError {
-    let msg = if names.len() == 1 {
-        format!("Unknown attribute for argument {arg}: {}", names[0])
-    } else {
-        format!(
-            "Unknown attributes for argument {arg}: {}",
-            names.join(", ")
-        )
-    };
-    MagnumError::with_message(ErrorKind::UnknownAttribute, msg)
-}
+pub use crate::validation::{invalid_input, unknown_attributes};
 
 /// `fromjson(Type, body)` for the body argument `arg`.
 pub fn from_json(arg: &str, body: &Value, attrs: &[Attr]) -> Result<Fields, MagnumError> {
@@ -247,13 +178,13 @@ fn shown_converted(attr: &Attr, v: &PyValue) -> String {
     }
 }
 
-/// `int(v)` of a decoded value; `Err` is Python's message.
-pub fn python_int_of(v: &PyValue) -> Result<i128, String> {
-    match validation::python_int_of(v) {
-        Ok(PyValue::Int(i)) => Ok(i),
-        Ok(PyValue::Bool(b)) => Ok(i128::from(b)),
-        Ok(other) => Err(format!("invalid literal for int(): {}", other.py_str())),
-        Err(FromJsonError::Value(m) | FromJsonError::Other(m)) => Err(m),
+/// The integer of a value WSME has already typed as an integer (a `bool` is an `int` to
+/// Python); `None` for anything else (unset, `None`).
+pub fn int_value(v: Option<&PyValue>) -> Option<i128> {
+    match v {
+        Some(PyValue::Int(i)) => Some(*i),
+        Some(PyValue::Bool(b)) => Some(i128::from(*b)),
+        _ => None,
     }
 }
 
@@ -440,7 +371,7 @@ mod tests {
         Attr::new("cluster_template_id", Ty::Text).mandatory(),
         Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1)),
         Attr::new("labels", Ty::Labels),
-        Attr::new("links", Ty::Links).ro(),
+        Attr::new("links", Ty::Links).readonly(),
         Attr::new("floating_ip_enabled", Ty::Bool),
         Attr::new("uuid", Ty::Uuid),
     ];

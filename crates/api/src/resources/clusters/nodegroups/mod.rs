@@ -1,0 +1,73 @@
+//! `/v1/clusters/{id}/nodegroups[/{ng}]` (`magnum/api/controllers/v1/nodegroup.py`), 1.9+:
+//! one file per operation ([`list`], [`show`], [`create`], [`update`], [`delete`]), the checks
+//! create and update share in [`checks`], the cluster defaults, the object cast and the PATCH's
+//! changed fields in [`service`].
+
+mod checks;
+mod create;
+mod delete;
+mod list;
+mod service;
+mod show;
+mod update;
+
+use super::types::nodegroup as nt;
+use super::{missing_argument, not_at_version, positional_body_error, read_json};
+use crate::error::ApiError;
+use crate::pagination;
+use crate::query::{self, ArgSpec, ArgType};
+use crate::response::Reply;
+use crate::{ApiState, RequestInfo};
+use axum::body::Body;
+use http::Method;
+
+const ALLOW: &str = "DELETE, GET, PATCH, POST";
+
+/// Route `nodegroups/...` of the cluster `cluster_ident`.
+pub async fn route(
+    state: &ApiState,
+    req: &RequestInfo,
+    body: Body,
+    cluster_ident: &str,
+    tail: &[&str],
+) -> Result<Reply, ApiError> {
+    // Every handler of the controller is versioned: looked up while routing.
+    if !req.version.at_least(9) {
+        return Err(not_at_version(req.version, "get_one"));
+    }
+    let m = &req.method;
+    match tail {
+        [] => match *m {
+            Method::GET => list::list(state, req, cluster_ident).await,
+            Method::POST => create::create(state, req, body, cluster_ident).await,
+            Method::DELETE => Err(missing_argument("nodegroup_id")),
+            Method::PATCH => {
+                query::parse_args(req, &[])?;
+                let value = read_json(req, body, "patch").await?;
+                nt::PATCH.parse(&value)?;
+                Err(missing_argument("nodegroup_id"))
+            }
+            _ => Err(ApiError::method_not_allowed(ALLOW)),
+        },
+        [ng] => match *m {
+            Method::GET => show::get_one(state, req, cluster_ident, ng).await,
+            Method::PATCH => update::update(state, req, body, cluster_ident, ng).await,
+            Method::DELETE => delete::delete(state, req, cluster_ident, ng).await,
+            Method::POST => Err(positional_body_error("nodegroup", "NodeGroup", ng)),
+            _ => Err(ApiError::method_not_allowed(ALLOW)),
+        },
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// `get_all`'s query arguments: the list arguments and `role`.
+pub const LIST_ARGS: [ArgSpec; 5] = [
+    pagination::LIST_ARGS[0],
+    pagination::LIST_ARGS[1],
+    pagination::LIST_ARGS[2],
+    pagination::LIST_ARGS[3],
+    ArgSpec {
+        name: "role",
+        ty: ArgType::Text,
+    },
+];
