@@ -1236,5 +1236,26 @@ async fn bad_input_is_400_not_500(api: Api) {
         let r = api.call(Who::ProjectAdmin, m, path, body, v).await;
         assert_eq!(r.err(), (400, detail.to_string()), "{m} {path} {body:?}");
     }
+    // A cluster without a default worker (a create that failed before its nodegroups were
+    // made): Magnum's `default_ng_worker` raises IndexError, a 500; OpenKeel 400, same text.
+    add_cluster(
+        &api.db,
+        &cluster(
+            "6c6c6c6c-1111-4222-8333-444455556666",
+            "bare",
+            "admin-project",
+        ),
+    )
+    .await;
+    let r = api
+        .call(
+            Who::ProjectAdmin,
+            "POST",
+            "/v1/clusters/bare/actions/resize",
+            Some(r#"{"node_count": 2}"#),
+            "1.14",
+        )
+        .await;
+    assert_eq!(r.err(), (400, "list index out of range".to_string()));
     assert!(api.conductor.take().is_empty());
 }

@@ -221,7 +221,9 @@ pub(crate) async fn cluster_nodegroups(
 pub(crate) fn default_worker(ngs: &[NodeGroup]) -> Result<&NodeGroup, ApiError> {
     ngs.iter()
         .find(|ng| ng.is_default == Some(true) && !view::is_master(ng))
-        .ok_or_else(|| MagnumError::internal("list index out of range").into())
+        // Magnum: IndexError, a 500; a client-side 400 with the same text here (a cluster
+        // whose create failed before its nodegroups existed has none).
+        .ok_or_else(|| MagnumError::client_side("list index out of range").into())
 }
 
 /// `cluster.cluster_template` (lazy-loaded by uuid with the caller's scoping).
