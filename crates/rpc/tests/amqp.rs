@@ -382,17 +382,57 @@ async fn the_topology_and_message_properties_are_oslos() {
     server.stop().await;
 }
 
+/// A call a conductor received but did not answer in time is oslo's `MessagingTimeout`.
 #[tokio::test]
 async fn a_call_nobody_answers_times_out_as_messaging_timeout() {
     let Some(url) = transport_url() else { return };
-    let caller = AmqpCaller::new(settings(&url, 2), topic());
+    let t = topic();
+    let s = settings(&url, 2);
+    let (server, _seen) = serve(s.clone(), &t);
+    wait_listening(&url, &t).await;
+    let caller = AmqpCaller::new(s, t);
     let started = std::time::Instant::now();
-    let e = caller.call(&ctx(), "echo", Args::new()).await.unwrap_err();
+    // "slow" answers after 5 s
+    let e = caller.call(&ctx(), "slow", Args::new()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::MessagingTimeout);
     assert!(e
         .message()
         .starts_with("Timed out waiting for a reply to message ID "));
     assert!(started.elapsed() < Duration::from_secs(6));
+    server.stop().await;
+}
+
+/// A call to a topic no queue is bound to (a broker that has just restarted, before the
+/// conductor declared its queue again: found by the broker drill, tests/drills/drill.py) is
+/// retried as a cast is: delivered once a conductor listens, a 503 when none does within the
+/// timeout. Published without `mandatory` (as oslo.messaging does) the broker dropped it and
+/// the API answered 500 `MessagingTimeout` after the whole timeout.
+#[tokio::test]
+async fn a_call_no_queue_takes_waits_for_one_or_fails() {
+    let Some(url) = transport_url() else { return };
+    let caller = AmqpCaller::new(settings(&url, 2), topic());
+    let t0 = std::time::Instant::now();
+    let e = caller.call(&ctx(), "echo", Args::new()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ServiceUnavailable, "{e}");
+    assert!(e.message().contains("no conductor is listening"), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+
+    let t = topic();
+    let s = settings(&url, 20);
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+    let mut args = Args::new();
+    args.insert("x".into(), json!(1));
+    let call = tokio::spawn(async move { caller.call(&ctx(), "echo", args).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (server, _seen) = serve(s.clone(), &t);
+    let t1 = std::time::Instant::now();
+    let v = call
+        .await
+        .unwrap()
+        .expect("answered once the queue is there");
+    assert_eq!(v, json!({"x": 1}));
+    assert!(t1.elapsed() < Duration::from_secs(10), "{:?}", t1.elapsed());
+    server.stop().await;
 }
 
 #[tokio::test]
