@@ -747,3 +747,49 @@ async fn casts_with_one_order_key_run_in_arrival_order() {
     );
     server.stop().await;
 }
+
+/// The broker cut away while the server is busy taking a stream of casts (the broker drill,
+/// tests/drills/drill.py, saw a conductor's server stop consuming for good after an ack failed
+/// on the reset connection: its topic queue was never declared again): after each cut the
+/// server listens again and answers a call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_listens_again_after_the_broker_is_cut_during_a_stream_of_casts() {
+    let Some(url) = transport_url() else { return };
+    let (target, prefix) = broker_addr(&url);
+    let proxy = Proxy::start(target).await;
+    let via = format!("{prefix}127.0.0.1:{}/", proxy.port);
+    let t = topic();
+    let (server, mut seen) = serve(settings(&via, 20), &t);
+    tokio::spawn(async move { while seen.recv().await.is_some() {} });
+    wait_listening(&url, &t).await;
+    // the casts go straight to the broker, not through the proxy
+    let caller = AmqpCaller::new(settings(&url, 20), t.clone());
+    let flood = {
+        let caller = caller.clone();
+        tokio::spawn(async move {
+            for i in 0..3000 {
+                let mut a = Args::new();
+                a.insert("i".into(), json!(i));
+                // a cast may wait for the server's queue or fail while it is away
+                let _ = caller.cast(&ctx(), "cast_me", a).await;
+            }
+        })
+    };
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        proxy.down();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        proxy.up();
+    }
+    flood.abort();
+    let answered = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if caller.call(&ctx(), "echo", Args::new()).await.is_ok() {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(answered.is_ok(), "the server never listened again");
+    server.stop().await;
+}
