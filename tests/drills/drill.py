@@ -282,6 +282,7 @@ class Load:
         self.stop_flag = threading.Event()
         self.seq = 0
         self.template_of = {}   # uuid -> template uuid
+        self.workers = {}       # uuid -> the default worker nodegroup's node_count
 
     # -- bookkeeping
     def _pick_idle(self):
@@ -359,13 +360,16 @@ class Load:
         uuid = self._pick_idle()
         if uuid is None:
             return self.run_one("list")
+        with self.lock:
+            # a target that differs from what the cluster has, so that the operation's end
+            # is visible (an update to the same count would look done before it started)
+            cur = self.workers.get(uuid, 1)
+            n = self.rng.choice([c for c in range(1, 6) if c != cur])
         if kind == "update":
-            n = self.rng.randint(1, 5)
             op = Op(kind, uuid, n)
             st, text, secs = request(port, "PATCH", "/v1/clusters/%s" % uuid, [
                 {"op": "replace", "path": "/node_count", "value": n}])
         elif kind == "resize":
-            n = self.rng.randint(1, 5)
             op = Op(kind, uuid, n)
             st, text, secs = request(port, "POST", "/v1/clusters/%s/actions/resize" % uuid,
                                      {"node_count": n})
@@ -496,6 +500,8 @@ class Watcher(threading.Thread):
                         done = mine.get(op.target, ("",))[0] == "CREATE_COMPLETE"
                     elif op.kind == "ng_delete":
                         done = op.target not in mine
+                if done and op.kind in ("update", "resize"):
+                    load.workers[uuid] = op.target
                 if done or failed:
                     op.outcome = "reached" if done else "failed"
                     op.reached = now
@@ -564,11 +570,20 @@ AUDIT_PATTERNS = [
 ]
 
 
+SECRET_RUN = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
+
+
 def audit_logs(paths, secrets, csr):
-    """Lines of the given logs that carry a secret: (file, line number, what)."""
+    """Lines of the given logs that carry a secret: (file, line number, what). The secrets
+    (thousands of key lines) are indexed by their first 16 characters and looked up at every
+    position of every long enough run of base64-ish characters."""
     found = []
     csr_lines = [l for l in csr.splitlines() if not l.startswith("-----") and len(l) >= 40]
-    needles = [(s, "stored secret") for s in secrets] + [(l, "CSR body") for l in csr_lines]
+    index = collections.defaultdict(list)
+    for s, what in [(s, "stored secret") for s in secrets] + [(l, "CSR body") for l in csr_lines]:
+        if len(s) >= 16 and SECRET_RUN.fullmatch(s):
+            index[s[:16]].append((s, what))
+    short = [s for s in secrets if len(s) < 16 or not SECRET_RUN.fullmatch(s)]
     lines_read = 0
     for path in paths:
         try:
@@ -578,9 +593,15 @@ def audit_logs(paths, secrets, csr):
         with f:
             for no, line in enumerate(f, 1):
                 lines_read += 1
-                for s, what in needles:
+                for m in SECRET_RUN.finditer(line):
+                    run = m.group(0)
+                    for k in range(len(run) - 15):
+                        for s, what in index.get(run[k:k + 16], ()):
+                            if line.find(s, m.start() + k) == m.start() + k:
+                                found.append((os.path.basename(path), no, what))
+                for s in short:
                     if s in line:
-                        found.append((os.path.basename(path), no, what))
+                        found.append((os.path.basename(path), no, "stored secret"))
                 for p in AUDIT_PATTERNS:
                     if p.search(line):
                         found.append((os.path.basename(path), no, "pattern " + p.pattern))

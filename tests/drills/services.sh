@@ -4,20 +4,25 @@
 # functions as tests/services/lib.sh, with another home and other ports (each still
 # overridable from the environment):
 #
-#   tests/drills/services.sh start        # MariaDB 33306, RabbitMQ 35682 (dist 35692, epmd 34369)
+#   tests/drills/services.sh start        # MariaDB 23406, RabbitMQ 25782 (dist 25792, epmd 24469)
 #   eval "$(tests/drills/services.sh env)" # OPENKEEL_TEST_HOME, _MYSQL_URL, _RABBIT_URL, ...
 #   tests/drills/services.sh stop
+#
+# The ports are below Linux's ephemeral range (32768-60999): while a service is stopped, a
+# client reconnecting to a port in that range on loopback can be given that very port as its
+# own and connect to itself (TCP simultaneous open), and the service cannot listen again when
+# it starts (seen with RabbitMQ on 35682: start_app failed with eaddrinuse).
 #
 # Only MariaDB and RabbitMQ: no Keystone, Barbican or Kubernetes API is started.
 set -euo pipefail
 export OPENKEEL_TEST_HOME=${OPENKEEL_TEST_HOME:-/var/tmp/openkeel-drills}
-export OPENKEEL_TEST_MYSQL_PORT=${OPENKEEL_TEST_MYSQL_PORT:-33306}
-export OPENKEEL_TEST_RABBIT_PORT=${OPENKEEL_TEST_RABBIT_PORT:-35682}
-export OPENKEEL_TEST_RABBIT_TLS_PORT=${OPENKEEL_TEST_RABBIT_TLS_PORT:-35683}
-export OPENKEEL_TEST_RABBIT_DIST_PORT=${OPENKEEL_TEST_RABBIT_DIST_PORT:-35692}
-export OPENKEEL_TEST_EPMD_PORT=${OPENKEEL_TEST_EPMD_PORT:-34369}
+export OPENKEEL_TEST_MYSQL_PORT=${OPENKEEL_TEST_MYSQL_PORT:-23406}
+export OPENKEEL_TEST_RABBIT_PORT=${OPENKEEL_TEST_RABBIT_PORT:-25782}
+export OPENKEEL_TEST_RABBIT_TLS_PORT=${OPENKEEL_TEST_RABBIT_TLS_PORT:-25783}
+export OPENKEEL_TEST_RABBIT_DIST_PORT=${OPENKEEL_TEST_RABBIT_DIST_PORT:-25792}
+export OPENKEEL_TEST_EPMD_PORT=${OPENKEEL_TEST_EPMD_PORT:-24469}
 export OPENKEEL_TEST_RABBIT_NODENAME=${OPENKEEL_TEST_RABBIT_NODENAME:-openkeel-drills@localhost}
-export OPENKEEL_TEST_KEYSTONE_PORT=${OPENKEEL_TEST_KEYSTONE_PORT:-35000}
+export OPENKEEL_TEST_KEYSTONE_PORT=${OPENKEEL_TEST_KEYSTONE_PORT:-25100}
 if [ "$OPENKEEL_TEST_HOME" = /var/tmp/openkeel-test ]; then
     echo "tests/drills/services.sh: refusing to use the shared test home $OPENKEEL_TEST_HOME" >&2
     exit 2
