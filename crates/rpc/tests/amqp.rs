@@ -382,17 +382,57 @@ async fn the_topology_and_message_properties_are_oslos() {
     server.stop().await;
 }
 
+/// A call a conductor received but did not answer in time is oslo's `MessagingTimeout`.
 #[tokio::test]
 async fn a_call_nobody_answers_times_out_as_messaging_timeout() {
     let Some(url) = transport_url() else { return };
-    let caller = AmqpCaller::new(settings(&url, 2), topic());
+    let t = topic();
+    let s = settings(&url, 2);
+    let (server, _seen) = serve(s.clone(), &t);
+    wait_listening(&url, &t).await;
+    let caller = AmqpCaller::new(s, t);
     let started = std::time::Instant::now();
-    let e = caller.call(&ctx(), "echo", Args::new()).await.unwrap_err();
+    // "slow" answers after 5 s
+    let e = caller.call(&ctx(), "slow", Args::new()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::MessagingTimeout);
     assert!(e
         .message()
         .starts_with("Timed out waiting for a reply to message ID "));
     assert!(started.elapsed() < Duration::from_secs(6));
+    server.stop().await;
+}
+
+/// A call to a topic no queue is bound to (a broker that has just restarted, before the
+/// conductor declared its queue again: found by the broker drill, tests/drills/drill.py) is
+/// retried as a cast is: delivered once a conductor listens, a 503 when none does within the
+/// timeout. Published without `mandatory` (as oslo.messaging does) the broker dropped it and
+/// the API answered 500 `MessagingTimeout` after the whole timeout.
+#[tokio::test]
+async fn a_call_no_queue_takes_waits_for_one_or_fails() {
+    let Some(url) = transport_url() else { return };
+    let caller = AmqpCaller::new(settings(&url, 2), topic());
+    let t0 = std::time::Instant::now();
+    let e = caller.call(&ctx(), "echo", Args::new()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ServiceUnavailable, "{e}");
+    assert!(e.message().contains("no conductor is listening"), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+
+    let t = topic();
+    let s = settings(&url, 20);
+    let caller = AmqpCaller::new(s.clone(), t.clone());
+    let mut args = Args::new();
+    args.insert("x".into(), json!(1));
+    let call = tokio::spawn(async move { caller.call(&ctx(), "echo", args).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (server, _seen) = serve(s.clone(), &t);
+    let t1 = std::time::Instant::now();
+    let v = call
+        .await
+        .unwrap()
+        .expect("answered once the queue is there");
+    assert_eq!(v, json!({"x": 1}));
+    assert!(t1.elapsed() < Duration::from_secs(10), "{:?}", t1.elapsed());
+    server.stop().await;
 }
 
 #[tokio::test]
@@ -705,5 +745,51 @@ async fn casts_with_one_order_key_run_in_arrival_order() {
         b_done_at.is_some_and(|n| n < 20),
         "another key does not wait for cluster-a's queue: {b_done_at:?}"
     );
+    server.stop().await;
+}
+
+/// The broker cut away while the server is busy taking a stream of casts (the broker drill,
+/// tests/drills/drill.py, saw a conductor's server stop consuming for good after an ack failed
+/// on the reset connection: its topic queue was never declared again): after each cut the
+/// server listens again and answers a call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_listens_again_after_the_broker_is_cut_during_a_stream_of_casts() {
+    let Some(url) = transport_url() else { return };
+    let (target, prefix) = broker_addr(&url);
+    let proxy = Proxy::start(target).await;
+    let via = format!("{prefix}127.0.0.1:{}/", proxy.port);
+    let t = topic();
+    let (server, mut seen) = serve(settings(&via, 20), &t);
+    tokio::spawn(async move { while seen.recv().await.is_some() {} });
+    wait_listening(&url, &t).await;
+    // the casts go straight to the broker, not through the proxy
+    let caller = AmqpCaller::new(settings(&url, 20), t.clone());
+    let flood = {
+        let caller = caller.clone();
+        tokio::spawn(async move {
+            for i in 0..3000 {
+                let mut a = Args::new();
+                a.insert("i".into(), json!(i));
+                // a cast may wait for the server's queue or fail while it is away
+                let _ = caller.cast(&ctx(), "cast_me", a).await;
+            }
+        })
+    };
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        proxy.down();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        proxy.up();
+    }
+    flood.abort();
+    let answered = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if caller.call(&ctx(), "echo", Args::new()).await.is_ok() {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(answered.is_ok(), "the server never listened again");
     server.stop().await;
 }

@@ -137,16 +137,22 @@ impl AmqpCaller {
             .await
     }
 
-    /// Publish a cast so that it reaches a queue: `mandatory`, and while the broker returns it
-    /// (no queue bound to the topic: right after a broker restart, before the conductors
-    /// have declared their queues again) retried with the back-off until `deadline`. A
-    /// confirmed message without a queue would be dropped by the broker, and the API would
-    /// have answered 202 for an operation that never happens (oslo.messaging's casts are
-    /// not mandatory: Magnum loses them).
-    async fn publish_cast(&self, body: &[u8], deadline: Instant) -> Result<(), BrokerError> {
+    /// Publish a request to the topic so that it reaches a queue: `mandatory`, and while the
+    /// broker returns it (no queue bound to the topic: right after a broker restart, before
+    /// the conductors have declared their queues again) retried with the back-off until
+    /// `deadline`. A confirmed message without a queue would be dropped by the broker: a
+    /// cast answered 202 for an operation that never happens, a call answered 500
+    /// (`MessagingTimeout`) after the whole timeout although no conductor ever saw it
+    /// (oslo.messaging publishes neither as mandatory: Magnum loses both).
+    async fn publish_routed(
+        &self,
+        body: &[u8],
+        expiration: Option<std::time::Duration>,
+        deadline: Instant,
+    ) -> Result<(), BrokerError> {
         let mut attempt = 0u32;
         loop {
-            match self.publish(body, None, true, deadline).await {
+            match self.publish(body, expiration, true, deadline).await {
                 Err(BrokerError::Returned(topic)) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
@@ -155,7 +161,7 @@ impl AmqpCaller {
                         )));
                     }
                     if attempt == 0 {
-                        tracing::warn!(topic, "cast returned by the broker (no queue bound to its topic yet); retrying");
+                        tracing::warn!(topic, "request returned by the broker (no queue bound to its topic yet); retrying");
                     }
                     let pause = self.inner.settings.backoff(attempt).min(left);
                     tokio::time::sleep(pause.max(std::time::Duration::from_millis(10))).await;
@@ -184,7 +190,7 @@ impl RpcCaller for AmqpCaller {
     ) -> Result<(), MagnumError> {
         let deadline = Instant::now() + self.inner.settings.rpc_response_timeout;
         let body = message::serialize_envelope(&message::request(ctx, method, args, None));
-        self.publish_cast(&body, deadline).await.map_err(|e| {
+        self.publish_routed(&body, None, deadline).await.map_err(|e| {
             tracing::error!(method, error = %e, request_id = %ctx.request_id, "RPC cast not delivered");
             unavailable(&e)
         })
@@ -210,7 +216,7 @@ impl RpcCaller for AmqpCaller {
             Ok(()) => Ok(()),
             Err(BrokerError::Returned(_)) => {
                 tracing::debug!(method, queue, "no conductor consumes the ordered queue; cast to the topic");
-                self.publish_cast(&body, deadline).await
+                self.publish_routed(&body, None, deadline).await
             }
             Err(e) => Err(e),
         }
@@ -256,7 +262,10 @@ impl RpcCaller for AmqpCaller {
                 p.remove(&msg_id);
             }
         };
-        if let Err(e) = self.publish(&body, Some(timeout), false, deadline).await {
+        // mandatory, retried while no queue is bound (as a cast): a call published right
+        // after a broker restart, before the conductor declared its queue again, would
+        // otherwise be dropped and time out as a 500
+        if let Err(e) = self.publish_routed(&body, Some(timeout), deadline).await {
             forget();
             tracing::error!(method, error = %e, request_id = %ctx.request_id, "RPC call not delivered");
             return Err(unavailable(&e));

@@ -145,6 +145,11 @@ struct ServerState {
     ordered: bool,
 }
 
+/// How often the listening loop checks that its channel is still open.
+const CHANNEL_CHECK: Duration = Duration::from_secs(1);
+/// How long an ack may take before the channel is taken for dead.
+const ACK_TIMEOUT: Duration = Duration::from_secs(10);
+
 async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
     let fanout_queue = state
         .listen
@@ -169,10 +174,23 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
         attempt = 0;
         state.listening.send_replace(true);
         tracing::info!(topic = %state.topic, server = %state.server_name, "RPC server listening");
+        // The consumers' stream does not always end when the connection dies (seen in the
+        // broker drill: after an ack failed on the reset connection it stayed pending for
+        // ever and the conductor never consumed again): the channel's state is looked at
+        // too.
+        let mut alive = tokio::time::interval(CHANNEL_CHECK);
+        alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let next = tokio::select! {
                 d = deliveries.next() => d,
                 _ = stop.changed() => None,
+                _ = alive.tick() => {
+                    if ch.status().connected() {
+                        continue;
+                    }
+                    tracing::warn!(topic = %state.topic, "RPC server channel closed");
+                    None
+                }
             };
             let Some(delivery) = next else { break };
             let delivery = match delivery {
@@ -183,9 +201,24 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
                 }
             };
             // Ack on receipt, as oslo.messaging's RPC listener does (at-most-once).
-            if let Err(e) = delivery.acker.ack(BasicAckOptions::default()).await {
-                tracing::warn!(error = %e, "could not ack a request; it is dropped as oslo drops it");
-                continue;
+            // Bounded: an ack queued as the connection died may never be resolved. A failed
+            // ack means the channel is gone: the request is dropped (as oslo drops it) and
+            // the server listens again on a new channel.
+            match tokio::time::timeout(ACK_TIMEOUT, delivery.acker.ack(BasicAckOptions::default()))
+                .await
+            {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "could not ack a request; it is dropped as oslo drops it");
+                    break;
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        timeout_s = ACK_TIMEOUT.as_secs(),
+                        "an ack did not complete; the request is dropped as oslo drops it"
+                    );
+                    break;
+                }
             }
             let permit = match state.permits.clone().acquire_owned().await {
                 Ok(p) => p,
