@@ -116,6 +116,12 @@ fn failed_of(s: ClusterStatus) -> ClusterStatus {
 
 /// The report that fails the operation in progress: the cluster and its nodegroups in
 /// progress go to their `*_FAILED` status with `reason`.
+/// The reason of a create interrupted before its driver was called ([`Conductor::overdue`]).
+pub const INTERRUPTED_CREATE: &str =
+    "Create interrupted: the conductor running it stopped before the \
+     cluster driver was called, so nothing was created for this cluster; openkeel-conductor \
+     marked it CREATE_FAILED. Delete the cluster and create it again.";
+
 fn failure_report(cluster: &Cluster, nodegroups: &[NodeGroup], reason: &str) -> StatusReport {
     let mut report = StatusReport::unchanged();
     if let Some(s) = cluster.status.filter(|s| s.is_in_progress()) {
@@ -538,6 +544,20 @@ impl Conductor {
     /// The timeout reason when `cluster` has been in `status` for longer than allowed.
     fn overdue(&self, cluster: &Cluster, status: ClusterStatus) -> Option<String> {
         let now = chrono::Utc::now().naive_utc();
+        // A create whose conductor stopped before the driver was called: no stack id, and
+        // (the status sync only writes under the cluster's lock, which a running create
+        // holds from before its insert until its end) no operation on it anywhere. Nothing
+        // will ever complete it; it fails now instead of after its whole create_timeout.
+        if status == ClusterStatus::CreateInProgress
+            && cluster.stack_id.as_deref().is_none_or(str::is_empty)
+        {
+            let age = (now - cluster.created_at.unwrap_or(now))
+                .to_std()
+                .unwrap_or(Duration::ZERO);
+            if age > self.settings.driver_call_timeout * 2 {
+                return Some(INTERRUPTED_CREATE.to_string());
+            }
+        }
         let (start, limit, what): (NaiveDateTime, Duration, &str) =
             if status == ClusterStatus::CreateInProgress {
                 let limit = match cluster.create_timeout {

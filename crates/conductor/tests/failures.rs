@@ -712,3 +712,66 @@ async fn a_create_whose_template_is_gone_fails_and_can_be_deleted() {
         assert!(get(db, &reached).await.is_some());
     });
 }
+
+/// A create whose conductor was killed after the cluster's rows were written and before the
+/// driver was called (no stack id, and no operation holds the cluster's lock): the status
+/// sync fails it once it is older than twice the driver-call bound, instead of leaving it
+/// `CREATE_IN_PROGRESS` for its whole create_timeout (the conductor SIGKILL drill found
+/// such clusters still in progress). A create running now (its lock held) and one whose
+/// driver was called (a stack id) are left alone.
+#[tokio::test]
+async fn a_create_interrupted_before_its_driver_fails_at_the_next_tick() {
+    on_every_backend!(|db| {
+        let (c, rec) = conductor(db);
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        let old = |name: &str, stack: Option<&str>| {
+            let mut cl = new_cluster(&t, name, &[]).data;
+            cl.status = Some(ClusterStatus::CreateInProgress);
+            cl.stack_id = stack.map(str::to_string);
+            cl.created_at = Some(chrono::Utc::now().naive_utc() - chrono::Duration::minutes(10));
+            cl
+        };
+        let interrupted = old("interrupted", None);
+        let reached = old("reached", Some("kube-reach"));
+        let mut fresh = old("fresh", None);
+        fresh.created_at = Some(chrono::Utc::now().naive_utc());
+        for cl in [&interrupted, &reached, &fresh] {
+            cluster::create(db, cl).await.unwrap();
+        }
+        let mut ng = NodeGroup {
+            name: "default-worker".into(),
+            cluster_id: interrupted.uuid.clone().unwrap(),
+            project_id: PROJECT.into(),
+            role: Some("worker".into()),
+            node_count: Some(1),
+            is_default: Some(true),
+            status: Some(ClusterStatus::CreateInProgress),
+            ..NodeGroup::default()
+        };
+        ng.uuid = uuid::Uuid::new_v4().to_string();
+        openkeel_db::nodegroup::create(db, &ng).await.unwrap();
+        rec.take();
+
+        let report = c.sync_cluster_status().await;
+        assert_eq!(report.timed_out, 1, "{report:?}");
+        let row = cluster_row(db, interrupted.uuid.as_deref().unwrap()).await;
+        assert_eq!(row.status, Some(ClusterStatus::CreateFailed));
+        assert_eq!(
+            reason(&row),
+            openkeel_conductor::periodic::INTERRUPTED_CREATE
+        );
+        assert_eq!(
+            ngs(db, interrupted.uuid.as_deref().unwrap()).await[0].status,
+            Some(ClusterStatus::CreateFailed)
+        );
+        assert_eq!(rec.take(), vec![(Action::Create, Outcome::Failure)]);
+        for cl in [&reached, &fresh] {
+            assert_eq!(
+                status(&cluster_row(db, cl.uuid.as_deref().unwrap()).await),
+                ClusterStatus::CreateInProgress,
+                "{:?}",
+                cl.name
+            );
+        }
+    });
+}
