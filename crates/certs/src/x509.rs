@@ -365,9 +365,14 @@ fn subject_of(name: &X509Name<'_>) -> Result<DistinguishedName, CertError> {
             .map_err(|_| CertError::Crypto("unsupported subject attribute value".to_string()))?
             .to_string();
         let v = match value.tag() {
-            Tag::PrintableString => rcgen::string::PrintableString::try_from(text.clone())
-                .map(DnValue::PrintableString)
-                .unwrap_or(DnValue::Utf8String(text)),
+            // rcgen accepts `?` in a PrintableString (as X.680 does) but its DER writer
+            // (yasna 0.6) panics on it (found by fuzzing): such a value is written as a
+            // UTF8String with the same characters.
+            Tag::PrintableString if !text.contains('?') => {
+                rcgen::string::PrintableString::try_from(text.clone())
+                    .map(DnValue::PrintableString)
+                    .unwrap_or(DnValue::Utf8String(text))
+            }
             Tag::Ia5String => rcgen::string::Ia5String::try_from(text.clone())
                 .map(DnValue::Ia5String)
                 .unwrap_or(DnValue::Utf8String(text)),

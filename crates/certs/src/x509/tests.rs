@@ -385,3 +385,18 @@ fn a_csr_with_an_unencodable_oid_is_refused_without_panicking() {
     assert!(!encodable_oid(&[2]));
     assert!(encodable_oid(&[2, 5, 4, 3]));
 }
+
+/// Found by fuzzing (fuzz/corpus/csr/crash-printable-question-mark): a CSR whose subject has a
+/// PrintableString with `?` (valid ASN.1, and rcgen accepts it) made rcgen's DER writer
+/// (yasna) panic while signing. The value is now written as a UTF8String, same characters.
+#[test]
+fn a_printable_string_with_a_question_mark_is_signed_without_panicking() {
+    let pem = include_str!("../../../../fuzz/corpus/csr/crash-printable-question-mark");
+    let ca = generate_ca_certificate("ca", "pw", &settings()).unwrap();
+    let key = CaKey::from_pem(&ca.private_key, Some("pw")).unwrap();
+    let signed = sign_csr(pem, "ca", &key, &settings()).unwrap();
+    with_cert(&signed, |c| {
+        let subject = c.subject().to_string();
+        assert!(subject.contains("U?"), "{subject}");
+    });
+}
