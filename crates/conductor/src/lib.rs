@@ -155,12 +155,28 @@ impl Conductor {
     async fn cluster_lock(&self, uuid: &str) -> Result<ClusterLock, MagnumError> {
         let local = self.cluster_mutex(uuid).lock_owned().await;
         let wait = self.lock_wait();
-        let server = openkeel_db::lock::hold_lock(&self.db, &lock_name(uuid), wait, wait)
-            .await
-            .map_err(|e| {
-                tracing::error!(cluster = %uuid, error = %e, "cannot take the cluster's lock; the operation is not run");
-                MagnumError::from(e)
-            })?;
+        // The database unreachable (restarting, failing over) when the operation arrives:
+        // nothing has run yet, so the lock is asked again until it answers (at most `wait`)
+        // instead of dropping an operation the API already answered 202 for.
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut attempt: u32 = 0;
+        let server = loop {
+            match openkeel_db::lock::hold_lock(&self.db, &lock_name(uuid), wait, wait).await {
+                Ok(held) => break held,
+                Err(e) if e.is_connection_error() && tokio::time::Instant::now() < deadline => {
+                    if attempt == 0 {
+                        tracing::warn!(cluster = %uuid, error = %e, "the database is unreachable; the operation waits for it");
+                    }
+                    let pause = Duration::from_millis(250u64.saturating_mul(1 << attempt.min(4)));
+                    tokio::time::sleep(pause).await;
+                    attempt += 1;
+                }
+                Err(e) => {
+                    tracing::error!(cluster = %uuid, error = %e, "cannot take the cluster's lock; the operation is not run");
+                    return Err(MagnumError::from(e));
+                }
+            }
+        };
         Ok(ClusterLock {
             server: Some(server),
             _local: local,

@@ -775,3 +775,106 @@ async fn a_create_interrupted_before_its_driver_fails_at_the_next_tick() {
         }
     });
 }
+
+/// A TCP proxy to `target` standing for a database server that goes away: while its flag is
+/// set, every new connection is dropped at once, and setting it ([`cut`]) also breaks the
+/// connections already open, as a server restart does.
+struct Proxy {
+    addr: std::net::SocketAddr,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl Proxy {
+    async fn start(target: std::net::SocketAddr) -> Proxy {
+        use std::sync::atomic::Ordering::SeqCst;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (flag, conns) = (down.clone(), open.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if flag.load(SeqCst) {
+                    drop(inbound);
+                    continue;
+                }
+                let task = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                conns.lock().unwrap().push(task.abort_handle());
+            }
+        });
+        Proxy { addr, down, open }
+    }
+
+    /// The server goes away: open connections broken, new ones refused.
+    fn cut(&self) {
+        self.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        for c in self.open.lock().unwrap().drain(..) {
+            c.abort();
+        }
+    }
+
+    fn restore(&self) {
+        self.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// An operation that arrives while MariaDB cannot be reached (restarting, failing over)
+/// waits for it instead of being dropped: the MariaDB drill lost an update answered 202 that
+/// way (the cluster's lock, taken on a connection of its own, failed at once). Nothing of the
+/// operation has run before its lock is held, so asking again is safe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operation_waits_for_an_unreachable_database_instead_of_being_dropped() {
+    use openkeel_rpc::ConductorApi;
+    let Some(mdb) = openkeel_tests::fresh_mysql_database().await else {
+        return;
+    };
+    let direct = openkeel_db::Database::connect(mdb.url()).await.unwrap();
+    openkeel_db::manage::upgrade(&direct).await.unwrap();
+    // mysql://user:pass@host:port/db → the same through the proxy
+    let (head, rest) = mdb.url().rsplit_once('@').unwrap();
+    let (hostport, path) = rest.split_once('/').unwrap();
+    let target = tokio::net::lookup_host(hostport)
+        .await
+        .unwrap()
+        .next()
+        .unwrap();
+    let proxy = Proxy::start(target).await;
+    let db = openkeel_db::Database::connect(&format!("{head}@{}/{path}", proxy.addr))
+        .await
+        .unwrap();
+    let (c, _rec) = conductor(&db);
+    let t = template(&db, "k8s", "v1.31.2", "ubuntu").await;
+    let uuid = ready(&c, &db, &t, "alpha", &[]).await;
+    let cluster = obj(&db, &uuid).await;
+
+    proxy.cut();
+    let c2 = c.clone();
+    let update = tokio::spawn(async move {
+        c2.cluster_update(&ctx(), cluster, 3, None, None, false)
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    if update.is_finished() {
+        panic!(
+            "the update gave up while the database was unreachable: {:?}",
+            update.await
+        );
+    }
+    proxy.restore();
+    tokio::time::timeout(std::time::Duration::from_secs(30), update)
+        .await
+        .expect("the update went on once the database was back")
+        .unwrap()
+        .unwrap();
+    let row = cluster_row(&direct, &uuid).await;
+    assert_eq!(row.status, Some(ClusterStatus::UpdateInProgress));
+    assert_eq!(
+        ng_named(&direct, &uuid, "default-worker").await.node_count,
+        Some(3)
+    );
+}
