@@ -360,6 +360,28 @@ fn cond(t: &str, s: &str) -> serde_json::Value {
     json!({"type": t, "status": s, "reason": "R", "message": "m", "severity": if s == "True" {""} else {"Info"}})
 }
 
+/// The stand-in's work for the cluster `stack_id`: infrastructure and control plane ready,
+/// its KubeadmControlPlane and the default worker's MachineDeployment rolled out.
+fn mark_ready(r: &Rig, stack_id: &str) {
+    let mut obj = r.api.get(CLUSTERS, stack_id).unwrap();
+    obj["spec"]["controlPlaneEndpoint"] = json!({"host": "192.0.2.7", "port": 6443});
+    obj["status"] = json!({"conditions": [cond("ControlPlaneReady", "True"), cond("InfrastructureReady", "True"), cond("Ready", "True")]});
+    r.api.put(CLUSTERS, stack_id, obj);
+    let label = json!({"cluster.x-k8s.io/cluster-name": stack_id});
+    r.api.put(
+        "/apis/controlplane.cluster.x-k8s.io/v1beta1/namespaces/magnum-system/kubeadmcontrolplanes",
+        "cp",
+        json!({"metadata": {"name": "cp", "labels": label}, "status": {"replicas": 1, "updatedReplicas": 1, "ready": true, "observedGeneration": 1}}),
+    );
+    let mut md_labels = label.clone();
+    md_labels["topology.cluster.x-k8s.io/deployment-name"] = json!("default-worker");
+    r.api.put(
+        "/apis/cluster.x-k8s.io/v1beta1/namespaces/magnum-system/machinedeployments",
+        "md",
+        json!({"metadata": {"name": "md", "labels": md_labels}, "spec": {"replicas": 1}, "status": {"phase": "Running"}}),
+    );
+}
+
 #[tokio::test]
 async fn status_ticks_from_early_poll_to_create_complete() {
     let r = rig();
@@ -386,23 +408,7 @@ async fn status_ticks_from_early_poll_to_create_complete() {
     assert_eq!(not_ready_requests, 6, "{:#?}", r.api.log());
 
     // the stand-in: infrastructure and control plane ready
-    let mut obj = r.api.get(CLUSTERS, &stack_id).unwrap();
-    obj["spec"]["controlPlaneEndpoint"] = json!({"host": "192.0.2.7", "port": 6443});
-    obj["status"] = json!({"conditions": [cond("ControlPlaneReady", "True"), cond("InfrastructureReady", "True"), cond("Ready", "True")]});
-    r.api.put(CLUSTERS, &stack_id, obj);
-    let label = json!({"cluster.x-k8s.io/cluster-name": stack_id});
-    r.api.put(
-        "/apis/controlplane.cluster.x-k8s.io/v1beta1/namespaces/magnum-system/kubeadmcontrolplanes",
-        "cp",
-        json!({"metadata": {"name": "cp", "labels": label}, "status": {"replicas": 1, "updatedReplicas": 1, "ready": true, "observedGeneration": 1}}),
-    );
-    let mut md_labels = label.clone();
-    md_labels["topology.cluster.x-k8s.io/deployment-name"] = json!("default-worker");
-    r.api.put(
-        "/apis/cluster.x-k8s.io/v1beta1/namespaces/magnum-system/machinedeployments",
-        "md",
-        json!({"metadata": {"name": "md", "labels": md_labels}, "spec": {"replicas": 1}, "status": {"phase": "Running"}}),
-    );
+    mark_ready(&r, &stack_id);
     let before = r.mgmt.request_count();
     let rep = status(&r, &c, &ngs).await.unwrap();
     let ready_requests = r.mgmt.request_count() - before;
@@ -550,23 +556,7 @@ async fn one_tick_over_many_clusters_shares_the_lists() {
     }
     // the first cluster is up: ready, with its control plane and workers
     let first = all[0].0.stack_id.clone().unwrap();
-    let mut obj = r.api.get(CLUSTERS, &first).unwrap();
-    obj["spec"]["controlPlaneEndpoint"] = json!({"host": "192.0.2.7", "port": 6443});
-    obj["status"] = json!({"conditions": [cond("ControlPlaneReady", "True"), cond("InfrastructureReady", "True"), cond("Ready", "True")]});
-    r.api.put(CLUSTERS, &first, obj);
-    let label = json!({"cluster.x-k8s.io/cluster-name": first});
-    r.api.put(
-        "/apis/controlplane.cluster.x-k8s.io/v1beta1/namespaces/magnum-system/kubeadmcontrolplanes",
-        "cp",
-        json!({"metadata": {"name": "cp", "labels": label}, "status": {"replicas": 1, "updatedReplicas": 1, "ready": true, "observedGeneration": 1}}),
-    );
-    let mut md_labels = label.clone();
-    md_labels["topology.cluster.x-k8s.io/deployment-name"] = json!("default-worker");
-    r.api.put(
-        "/apis/cluster.x-k8s.io/v1beta1/namespaces/magnum-system/machinedeployments",
-        "md",
-        json!({"metadata": {"name": "md", "labels": md_labels}, "spec": {"replicas": 1}, "status": {"phase": "Running"}}),
-    );
+    mark_ready(&r, &first);
 
     // the calls overlap as the conductor's do: each answer takes a few milliseconds
     r.api.0.lock().unwrap().latency = Duration::from_millis(5);
