@@ -61,14 +61,7 @@ RUN=$(mktemp -d)
 DB=okbench_create_$$
 TAG=okbench-create-$$
 
-mdb() { # mdb SQL: one statement as the test MariaDB's user
-    "$PY" -c '
-import sys, urllib.parse, pymysql
-u = urllib.parse.urlparse(sys.argv[1])
-pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username,
-                password=urllib.parse.unquote(u.password or "")).cursor().execute(sys.argv[2])
-' "$OPENKEEL_TEST_MYSQL_URL" "$1"
-}
+. "$HERE/lib.sh" # mdb
 cleanup() {
     mdb "DROP DATABASE IF EXISTS \`$DB\`" || true
     rm -rf "$RUN"

@@ -39,14 +39,7 @@ TAG=okbench-rest-$$
 PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 PIDS=()
 
-mdb() { # mdb SQL: one statement as the test MariaDB's user
-    "$PY" -c '
-import sys, urllib.parse, pymysql
-u = urllib.parse.urlparse(sys.argv[1])
-pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username,
-                password=urllib.parse.unquote(u.password or "")).cursor().execute(sys.argv[2])
-' "$OPENKEEL_TEST_MYSQL_URL" "$1"
-}
+. "$HERE/lib.sh" # mdb
 stop_all() {
     for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true; done
     sleep 2
