@@ -5,22 +5,18 @@
 //! * the 12 business methods go to the handlers (`openkeel_rpc::remote::serve`);
 //! * `ping_conductor` answers `true`; the federation methods raise `NotImplementedError`;
 //! * object indirection (`magnum/conductor/handlers/indirection_api.py`), with a database ([`ConductorDispatcher::with_database`]):
-//!   `object_class_action_versions` for every remotable classmethod (the most used read paths
-//!   here, the rest in `crate::indirection`), `object_action` and
-//!   `object_backport_versions` (`crate::indirection`); without a database they answer
+//!   `object_class_action_versions`, `object_action` and `object_backport_versions`
+//!   (`crate::indirection`, one module per object class); without a database they answer
 //!   `NotImplementedError` naming the object method, never a fake success;
 //! * anything else is oslo.messaging's `NoSuchMethod`.
 
-use crate::indirection::{self, list_value, paging, single, CallArgs};
+use crate::indirection;
 use async_trait::async_trait;
 use openkeel_core::context::RequestContext;
-use openkeel_core::objects::Stats;
-use openkeel_db::{cluster, cluster_template, nodegroup, ClusterTemplateFilters, Database, Scope};
-use openkeel_rpc::codec::{self, VersionedObject};
+use openkeel_db::Database;
 use openkeel_rpc::remote::{no_such_method, serve};
 use openkeel_rpc::transport::{Args, Dispatcher, RemoteFailure};
 use openkeel_rpc::ConductorApi;
-use openkeel_rpc::Obj;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -51,7 +47,9 @@ impl ConductorDispatcher {
         self
     }
 
-    /// `object_class_action_versions`; `None` for a classmethod not served.
+    /// `object_class_action_versions` (`None` without a database or without the call's
+    /// names): OVO's class lookup first, then the class's classmethod
+    /// (`crate::indirection`, one module per object).
     async fn class_action(
         &self,
         ctx: &RequestContext,
@@ -63,134 +61,15 @@ impl ConductorDispatcher {
         let requested = args
             .get("object_versions")
             .and_then(|v| v.get(objname))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        // obj_class_from_name(objname, object_versions[objname]) comes first
-        if let Some(f) = class_lookup(objname, requested.as_deref()) {
-            return Some(Err(f));
-        }
-        let a = CallArgs::new(args, objname, objmethod);
-        let scope = Scope::from(ctx);
-        let out: Result<Value, RemoteFailure> = match (objname, objmethod) {
-            ("Cluster", m @ ("get" | "get_by_uuid" | "get_by_name")) => {
-                let id = match a.text(0, if m == "get" { "cluster_id" } else { &m[7..] }) {
-                    Ok(id) => id,
-                    Err(f) => return Some(Err(f)),
-                };
-                let r = match m {
-                    "get" => cluster::get(db, &scope, &id).await,
-                    "get_by_uuid" => cluster::get_by_uuid(db, &scope, &id).await,
-                    _ => cluster::get_by_name(db, &scope, &id).await,
-                };
-                r.map_err(indirection::db_err)
-                    .map(|c| single(Obj::unchanged(c), requested.as_deref()))
-            }
-            ("ClusterTemplate", m @ ("get" | "get_by_uuid" | "get_by_name")) => {
-                let id = match a.text(
-                    0,
-                    if m == "get" {
-                        "cluster_template_id"
-                    } else {
-                        &m[7..]
-                    },
-                ) {
-                    Ok(id) => id,
-                    Err(f) => return Some(Err(f)),
-                };
-                let r = match m {
-                    "get" => cluster_template::get(db, &scope, &id).await,
-                    "get_by_uuid" => cluster_template::get_by_uuid(db, &scope, &id).await,
-                    _ => cluster_template::get_by_name(db, &scope, &id).await,
-                };
-                r.map_err(indirection::db_err)
-                    .map(|c| single(Obj::unchanged(c), requested.as_deref()))
-            }
-            ("NodeGroup", "get") => {
-                let (cid, ngid) = match (a.text(0, "cluster_id"), a.text(1, "nodegroup_id")) {
-                    (Ok(c), Ok(n)) => (c, n),
-                    (Err(f), _) | (_, Err(f)) => return Some(Err(f)),
-                };
-                nodegroup::get(db, &scope, &cid, &ngid)
-                    .await
-                    .map_err(indirection::db_err)
-                    .map(|n| single(Obj::unchanged(n), requested.as_deref()))
-            }
-            ("ClusterTemplate", "list") => {
-                let p = match paging::<openkeel_core::objects::ClusterTemplate>(&a, 0) {
-                    Ok(p) => p,
-                    Err(f) => return Some(Err(f)),
-                };
-                cluster_template::list(db, &scope, &ClusterTemplateFilters::default(), &p.page())
-                    .await
-                    .map_err(indirection::db_err)
-                    .map(list_value)
-            }
-            ("Stats", "get_cluster_stats") => {
-                let project = a.get(0, "project_id");
-                let project = project.as_ref().and_then(Value::as_str);
-                cluster::stats(db, project)
-                    .await
-                    .map_err(indirection::db_err)
-                    .map(|st: Stats| {
-                        single(Obj::new(st, ["clusters", "nodes"]), requested.as_deref())
-                    })
-            }
-            _ => {
-                // getattr(cls, objmethod) fails for a method the class does not have
-                let served = indirection::class_action(
-                    db,
-                    ctx,
-                    objname,
-                    objmethod,
-                    args,
-                    requested.as_deref(),
-                )
-                .await;
-                return match served {
-                    Some(r) => Some(r),
-                    None => Some(Err(indirection::attribute_error(objname, objmethod))),
-                };
-            }
+            .and_then(Value::as_str);
+        let class = match indirection::Class::lookup(objname, requested) {
+            Ok(class) => class,
+            Err(f) => return Some(Err(f)),
         };
-        Some(out)
+        let served = indirection::class_action(db, ctx, class, objmethod, args, requested).await;
+        // getattr(cls, objmethod) fails for a method the class does not have
+        Some(served.unwrap_or_else(|| Err(indirection::attribute_error(objname, objmethod))))
     }
-}
-
-/// OVO's class lookup for `(objname, version)`: an unknown class is `UnsupportedObjectError`,
-/// a version this conductor cannot serve is `IncompatibleObjectVersion`.
-fn class_lookup(objname: &str, requested: Option<&str>) -> Option<RemoteFailure> {
-    use openkeel_core::objects as o;
-    let local = match objname {
-        "Cluster" => <o::Cluster as VersionedObject>::VERSION,
-        "ClusterTemplate" => <o::ClusterTemplate as VersionedObject>::VERSION,
-        "NodeGroup" => <o::NodeGroup as VersionedObject>::VERSION,
-        "X509KeyPair" => <o::X509KeyPair as VersionedObject>::VERSION,
-        "MagnumService" => <o::MagnumService as VersionedObject>::VERSION,
-        "Quota" => <o::Quota as VersionedObject>::VERSION,
-        "Federation" => <o::Federation as VersionedObject>::VERSION,
-        "Certificate" => <o::Certificate as VersionedObject>::VERSION,
-        "Stats" => <o::Stats as VersionedObject>::VERSION,
-        _ => {
-            let mut f = RemoteFailure::builtin(
-                "UnsupportedObjectError",
-                format!("Unsupported object type {objname}"),
-            );
-            f.module = "oslo_versionedobjects.exception".into();
-            return Some(f);
-        }
-    };
-    let Some(r) = requested else {
-        return Some(RemoteFailure::builtin("KeyError", format!("'{objname}'")));
-    };
-    if codec::version_accepted(r, local) {
-        return None;
-    }
-    let mut f = RemoteFailure::builtin(
-        "IncompatibleObjectVersion",
-        format!("Version {r} of {objname} is not supported, supported version is {local}"),
-    );
-    f.module = "oslo_versionedobjects.exception".into();
-    Some(f)
 }
 
 const INDIRECTION: &[&str] = &[
