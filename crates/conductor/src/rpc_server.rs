@@ -68,7 +68,10 @@ impl ConductorDispatcher {
         };
         let served = indirection::class_action(db, ctx, class, objmethod, args, requested).await;
         // getattr(cls, objmethod) fails for a method the class does not have
-        Some(served.unwrap_or_else(|| Err(indirection::attribute_error(objname, objmethod))))
+        Some(match served {
+            Some(r) => r,
+            None => Err(indirection::attribute_error(objname, objmethod)),
+        })
     }
 }
 
