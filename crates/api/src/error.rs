@@ -38,6 +38,17 @@ impl ApiError {
         }
     }
 
+    /// pecan's answer to a path with more segments than the controller's handlers take: the
+    /// handler's argument check (404) when the controller has a handler for the method, else
+    /// the controller's 405 with its `allow` (every `PUT`; `DELETE` on certificates).
+    pub fn beyond_arguments(method: &http::Method, allow: &str) -> Self {
+        if allow.split(", ").any(|m| m == method.as_str()) {
+            Self::not_found()
+        } else {
+            Self::method_not_allowed(allow)
+        }
+    }
+
     /// A 405 without an `Allow` header (pecan's refusal of `GET ...?_method=delete`).
     pub fn method_not_allowed_without_allow() -> Self {
         ApiError::Routing {

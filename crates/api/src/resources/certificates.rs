@@ -47,7 +47,7 @@ pub async fn route(
         ([ident], &Method::PATCH) => rotate(state, req, body, Some(ident)).await,
         ([_], &Method::POST) => Err(ApiError::not_found()),
         ([_], _) => Err(ApiError::method_not_allowed(ALLOW)),
-        _ => Err(ApiError::not_found()),
+        _ => Err(ApiError::beyond_arguments(&req.method, ALLOW)),
     }
 }
 

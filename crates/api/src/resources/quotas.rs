@@ -57,12 +57,7 @@ pub async fn route(
             Method::POST => Err(ApiError::not_found()),
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
-        _ => match *m {
-            Method::GET | Method::PATCH | Method::DELETE | Method::POST => {
-                Err(ApiError::not_found())
-            }
-            _ => Err(ApiError::method_not_allowed(ALLOW)),
-        },
+        _ => Err(ApiError::beyond_arguments(m, ALLOW)),
     }
 }
 

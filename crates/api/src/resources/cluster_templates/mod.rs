@@ -79,7 +79,7 @@ pub async fn route(
             Method::GET | Method::DELETE | Method::POST => Err(ApiError::not_found()),
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
-        _ => Err(ApiError::not_found()),
+        _ => Err(ApiError::beyond_arguments(m, ALLOW)),
     }
 }
 

@@ -49,6 +49,24 @@ pub async fn route(
     }
 }
 
+/// The controller reached with other routing arguments than the cluster's
+/// (`/v1/clusters/a/b/actions/resize`): the same version gate and 405s, and no handler takes
+/// the arguments.
+pub fn beyond_arguments(req: &RequestInfo, tail: &[&str]) -> ApiError {
+    match tail {
+        [name @ ("resize" | "upgrade"), rest @ ..] => {
+            if !req.version.at_least(7) {
+                not_at_version(req.version, name)
+            } else if !rest.is_empty() || req.method != Method::POST {
+                ApiError::method_not_allowed("")
+            } else {
+                ApiError::not_found()
+            }
+        }
+        _ => ApiError::method_not_allowed(""),
+    }
+}
+
 /// A mandatory attribute sent as `null` (or, for upgrade, not sent): Magnum fails later with
 /// a 500; OpenKeel refuses it with WSME's mandatory-field 400 (docs/differences.md).
 fn mandatory(name: &str) -> ApiError {

@@ -81,6 +81,20 @@ pub async fn route(
     rest: &[&str],
 ) -> Result<Reply, ApiError> {
     let m = &req.method;
+    // pecan's `_find_sub_controllers` comes first: `get_one` takes `*args`, so a segment
+    // naming a sub-controller anywhere in the path routes to it, the segments before it being
+    // its routing arguments; with other than one (the cluster) its handlers cannot take them.
+    if let Some(i) = rest
+        .iter()
+        .position(|s| matches!(*s, "nodegroups" | "actions"))
+        .filter(|i| *i != 1)
+    {
+        return Err(if rest[i] == "nodegroups" {
+            nodegroups::beyond_arguments(req)
+        } else {
+            actions::beyond_arguments(req, &rest[i + 1..])
+        });
+    }
     match rest {
         [] => match *m {
             Method::GET => list::list(state, req, false).await,
@@ -104,7 +118,7 @@ pub async fn route(
         [ident, "detail"] if *m == Method::GET => list::detail_of_one(state, req, ident),
         [ident, "actions", tail @ ..] => actions::route(state, req, body, ident, tail).await,
         [ident, "nodegroups", tail @ ..] => nodegroups::route(state, req, body, ident, tail).await,
-        _ => Err(ApiError::not_found()),
+        _ => Err(ApiError::beyond_arguments(m, ALLOW)),
     }
 }
 

@@ -31,10 +31,7 @@ pub async fn route(
     cluster_ident: &str,
     tail: &[&str],
 ) -> Result<Reply, ApiError> {
-    // Every handler of the controller is versioned: looked up while routing.
-    if !req.version.at_least(9) {
-        return Err(not_at_version(req.version, "get_one"));
-    }
+    version_gate(req)?;
     let m = &req.method;
     match tail {
         [] => match *m {
@@ -56,7 +53,26 @@ pub async fn route(
             Method::POST => Err(positional_body_error("nodegroup", "NodeGroup", ng)),
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
-        _ => Err(ApiError::not_found()),
+        _ => Err(ApiError::beyond_arguments(m, ALLOW)),
+    }
+}
+
+/// Every handler of the controller is versioned: looked up while routing (`get_one`, what
+/// a magnum-api that has served the controller names; see docs/differences.md).
+fn version_gate(req: &RequestInfo) -> Result<(), ApiError> {
+    if req.version.at_least(9) {
+        Ok(())
+    } else {
+        Err(not_at_version(req.version, "get_one"))
+    }
+}
+
+/// The controller reached with other routing arguments than the cluster's
+/// (`/v1/clusters/a/b/nodegroups`): the version gate, then no handler takes them.
+pub fn beyond_arguments(req: &RequestInfo) -> ApiError {
+    match version_gate(req) {
+        Err(e) => e,
+        Ok(()) => ApiError::beyond_arguments(&req.method, ALLOW),
     }
 }
 
