@@ -249,6 +249,38 @@ pub fn conductor_settings(config: &Config) -> openkeel_conductor::ConductorSetti
     }
 }
 
+/// keystoneauth's password plugin options, declared alike by `[keystone_auth]` (the
+/// service's own credentials) and `[keystone_authtoken]` (the token validator's), as the
+/// clients' settings; the two sections differ only in `auth_type`'s type and the timeout.
+macro_rules! password_plugin {
+    ($k:expr, $auth_type:expr, $timeout:expr) => {
+        openkeel_cloud::KeystoneAuthSettings {
+            auth_type: $auth_type,
+            auth_url: $k.auth_url.clone(),
+            user_id: $k.user_id.clone(),
+            username: $k.username.clone(),
+            user_domain_id: $k.user_domain_id.clone(),
+            user_domain_name: $k.user_domain_name.clone(),
+            password: $k.password.clone(),
+            project_id: $k.project_id.clone(),
+            project_name: $k.project_name.clone(),
+            project_domain_id: $k.project_domain_id.clone(),
+            project_domain_name: $k.project_domain_name.clone(),
+            domain_id: $k.domain_id.clone(),
+            domain_name: $k.domain_name.clone(),
+            system_scope: $k.system_scope.clone(),
+            trust_id: $k.trust_id.clone(),
+            default_domain_id: $k.default_domain_id.clone(),
+            default_domain_name: $k.default_domain_name.clone(),
+            cafile: $k.cafile.clone(),
+            certfile: $k.certfile.clone(),
+            keyfile: $k.keyfile.clone(),
+            insecure: $k.insecure,
+            timeout: $timeout,
+        }
+    };
+}
+
 /// The OpenStack clients' settings: `[keystone_auth]`, `[keystone_authtoken]
 /// www_authenticate_uri`, `[glance_client]`, `[nova_client]`, `[neutron_client]`,
 /// `[cinder_client]`.
@@ -259,30 +291,7 @@ pub fn cloud_settings(config: &Config) -> openkeel_cloud::CloudSettings {
         endpoint_type: endpoint_type.to_string(),
     };
     openkeel_cloud::CloudSettings {
-        keystone_auth: openkeel_cloud::KeystoneAuthSettings {
-            auth_type: Some(k.auth_type.clone()),
-            auth_url: k.auth_url.clone(),
-            user_id: k.user_id.clone(),
-            username: k.username.clone(),
-            user_domain_id: k.user_domain_id.clone(),
-            user_domain_name: k.user_domain_name.clone(),
-            password: k.password.clone(),
-            project_id: k.project_id.clone(),
-            project_name: k.project_name.clone(),
-            project_domain_id: k.project_domain_id.clone(),
-            project_domain_name: k.project_domain_name.clone(),
-            domain_id: k.domain_id.clone(),
-            domain_name: k.domain_name.clone(),
-            system_scope: k.system_scope.clone(),
-            trust_id: k.trust_id.clone(),
-            default_domain_id: k.default_domain_id.clone(),
-            default_domain_name: k.default_domain_name.clone(),
-            cafile: k.cafile.clone(),
-            certfile: k.certfile.clone(),
-            keyfile: k.keyfile.clone(),
-            insecure: k.insecure,
-            timeout: k.timeout,
-        },
+        keystone_auth: password_plugin!(k, Some(k.auth_type.clone()), k.timeout),
         www_authenticate_uri: config.keystone_authtoken.www_authenticate_uri.clone(),
         glance_client: client(
             &config.glance_client.region_name,
@@ -360,30 +369,11 @@ pub fn authtoken_settings(config: &Config) -> openkeel_auth::authtoken::AuthToke
         enforce_token_bind: k.enforce_token_bind.clone(),
         service_type: k.service_type.clone(),
         credentials: openkeel_cloud::CloudSettings {
-            keystone_auth: openkeel_cloud::KeystoneAuthSettings {
-                auth_type: k.auth_type.clone(),
-                auth_url: k.auth_url.clone(),
-                user_id: k.user_id.clone(),
-                username: k.username.clone(),
-                user_domain_id: k.user_domain_id.clone(),
-                user_domain_name: k.user_domain_name.clone(),
-                password: k.password.clone(),
-                project_id: k.project_id.clone(),
-                project_name: k.project_name.clone(),
-                project_domain_id: k.project_domain_id.clone(),
-                project_domain_name: k.project_domain_name.clone(),
-                domain_id: k.domain_id.clone(),
-                domain_name: k.domain_name.clone(),
-                system_scope: k.system_scope.clone(),
-                trust_id: k.trust_id.clone(),
-                default_domain_id: k.default_domain_id.clone(),
-                default_domain_name: k.default_domain_name.clone(),
-                cafile: k.cafile.clone(),
-                certfile: k.certfile.clone(),
-                keyfile: k.keyfile.clone(),
-                insecure: k.insecure,
-                timeout: k.http_connect_timeout.filter(|t| *t > 0).map(|t| t as f64),
-            },
+            keystone_auth: password_plugin!(
+                k,
+                k.auth_type.clone(),
+                k.http_connect_timeout.filter(|t| *t > 0).map(|t| t as f64)
+            ),
             www_authenticate_uri: k.www_authenticate_uri.clone(),
             ..openkeel_cloud::CloudSettings::default()
         },

@@ -140,27 +140,6 @@ async fn cluster_creds(ks: &openkeel_tests::Keystone, user: &str, uuid: &str) ->
         .collect()
 }
 
-fn template_args<'a>(name: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut a = vec![
-        "cluster",
-        "template",
-        "create",
-        name,
-        "--image",
-        "ubuntu-jammy",
-        "--external-network",
-        "public",
-        "--coe",
-        "kubernetes",
-        "--flavor",
-        "m1.small",
-        "--master-flavor",
-        "m1.small",
-    ];
-    a.extend_from_slice(extra);
-    a
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openstack_coe_cluster_api_end_to_end() {
     let t0 = Instant::now();
@@ -198,10 +177,10 @@ async fn openstack_coe_cluster_api_end_to_end() {
 
     // The template: an Ubuntu image, the driver as Magnum resolves it.
     let t = demo
-        .json(&template_args(
+        .create_template(
             "k8s-capi",
             &["--network-driver", "calico", "--labels", "kube_tag=v1.30.4"],
-        ))
+        )
         .await;
     assert_eq!(t["cluster_distro"], "ubuntu", "{t}");
     let shown = demo
@@ -219,12 +198,9 @@ async fn openstack_coe_cluster_api_end_to_end() {
 
     // What magnum-cluster-api only finds in the conductor is a 400 from the API, and nothing
     // is written.
-    demo.json(&template_args(
-        "no-kube-tag",
-        &["--network-driver", "calico"],
-    ))
-    .await;
-    demo.json(&template_args(
+    demo.create_template("no-kube-tag", &["--network-driver", "calico"])
+        .await;
+    demo.create_template(
         "flannel",
         &[
             "--network-driver",
@@ -232,7 +208,7 @@ async fn openstack_coe_cluster_api_end_to_end() {
             "--labels",
             "kube_tag=v1.30.4",
         ],
-    ))
+    )
     .await;
     for (tpl, why) in [
         (
@@ -587,15 +563,15 @@ async fn openstack_coe_cluster_api_end_to_end() {
     let c = demo.wait_status("c1", "UPDATE_COMPLETE").await;
     assert_eq!(c["status_reason"], Value::Null, "{c}");
     // upgrade: a minor-version skip is a 400 with nothing changed; the next minor is taken
-    demo.json(&template_args(
+    demo.create_template(
         "k8s-capi-132",
         &["--network-driver", "calico", "--labels", "kube_tag=v1.32.0"],
-    ))
+    )
     .await;
-    demo.json(&template_args(
+    demo.create_template(
         "k8s-capi-131",
         &["--network-driver", "calico", "--labels", "kube_tag=v1.31.1"],
-    ))
+    )
     .await;
     let err = demo
         .fails(&[
