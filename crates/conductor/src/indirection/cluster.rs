@@ -1,8 +1,8 @@
 //! `Cluster` (`magnum/objects/cluster.py`): its remotable methods.
 
 use super::{
-    db_err, filters_map, int_arg, list_value, no_instance_method, opt_text, paging, put_nested,
-    reserialize, single, statuses, CallArgs, Inst, Out,
+    crud, db_err, filters_map, int_arg, list_value, no_instance_method, opt_text, paging,
+    put_nested, reserialize, single, statuses, CallArgs, Inst, Out,
 };
 use openkeel_core::context::RequestContext;
 use openkeel_core::objects::{Cluster, ClusterStatus, ClusterTemplate};
@@ -11,6 +11,8 @@ use openkeel_rpc::codec::{self, VersionedObject};
 use openkeel_rpc::transport::RemoteFailure;
 use openkeel_rpc::Obj;
 use serde_json::{json, Value};
+
+super::stored_by_uuid!(Cluster, cluster);
 
 /// `object_action` on a `Cluster`.
 pub(super) async fn instance(
@@ -24,39 +26,25 @@ pub(super) async fn instance(
     let nested = prim
         .get("magnum_object.data")
         .and_then(|d| d.get("cluster_template"));
-    let mut reply = match method {
-        "create" => i.created(cluster::create(db, &i.obj.data).await.map_err(db_err)?),
-        "destroy" => {
-            cluster::destroy(db, &i.need("uuid")?)
+    if method == "refresh" {
+        let row = cluster::get_by_uuid(db, &scope, &i.need("uuid")?)
+            .await
+            .map_err(db_err)?;
+        let ct_id = row.cluster_template_id.clone().unwrap_or_default();
+        let mut reply = i.refreshed(row);
+        if nested.is_some() {
+            // `self.cluster_template != current.cluster_template`: the current object
+            // lazy-loads its template (ClusterTemplate.get_by_uuid), and OVO objects compare
+            // by identity, so it is always assigned
+            let ct = cluster_template::get_by_uuid(db, &scope, &ct_id)
                 .await
                 .map_err(db_err)?;
-            i.reset()
+            put_nested(&mut reply, codec::encode(&Obj::unchanged(ct)), true);
         }
-        "save" => {
-            let uuid = i.need("uuid")?;
-            cluster::update(db, &uuid, &i.obj.data, &i.changes())
-                .await
-                .map_err(db_err)?;
-            i.reset()
-        }
-        "refresh" => {
-            let row = cluster::get_by_uuid(db, &scope, &i.need("uuid")?)
-                .await
-                .map_err(db_err)?;
-            let ct_id = row.cluster_template_id.clone().unwrap_or_default();
-            let mut reply = i.refreshed(row);
-            if nested.is_some() {
-                // `self.cluster_template != current.cluster_template`: the current
-                // object lazy-loads its template (ClusterTemplate.get_by_uuid), and
-                // OVO objects compare by identity, so it is always assigned
-                let ct = cluster_template::get_by_uuid(db, &scope, &ct_id)
-                    .await
-                    .map_err(db_err)?;
-                put_nested(&mut reply, codec::encode(&Obj::unchanged(ct)), true);
-            }
-            return Ok(reply);
-        }
-        m => return Err(no_instance_method(Cluster::NAME, m)),
+        return Ok(reply);
+    }
+    let Some(mut reply) = crud(db, &scope, &i, method).await? else {
+        return Err(no_instance_method(Cluster::NAME, method));
     };
     // obj_clone() deep-copies the nested template, and OVO objects compare by
     // identity: a set `cluster_template` is always reported (re-serialized at the

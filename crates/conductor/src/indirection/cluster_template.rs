@@ -1,49 +1,11 @@
 //! `ClusterTemplate` (`magnum/objects/cluster_template.py`): its remotable methods.
 
-use super::{db_err, list_value, no_instance_method, paging, single, CallArgs, Inst, Out};
-use openkeel_core::context::RequestContext;
+use super::{db_err, list_value, paging, single, CallArgs, Out};
 use openkeel_core::objects::ClusterTemplate;
 use openkeel_db::{cluster_template, ClusterTemplateFilters, Database, DbError, Scope};
-use openkeel_rpc::codec::VersionedObject;
 use openkeel_rpc::Obj;
-use serde_json::Value;
 
-/// `object_action` on a `ClusterTemplate`.
-pub(super) async fn instance(
-    db: &Database,
-    ctx: &RequestContext,
-    prim: &Value,
-    method: &str,
-) -> Out {
-    let i = Inst::<ClusterTemplate>::decode(prim)?;
-    match method {
-        "create" => Ok(i.created(
-            cluster_template::create(db, &i.obj.data)
-                .await
-                .map_err(db_err)?,
-        )),
-        "destroy" => {
-            cluster_template::destroy(db, &i.need("uuid")?)
-                .await
-                .map_err(db_err)?;
-            Ok(i.reset())
-        }
-        "save" => {
-            let uuid = i.need("uuid")?;
-            cluster_template::update(db, &uuid, &i.obj.data, &i.changes())
-                .await
-                .map_err(db_err)?;
-            Ok(i.reset())
-        }
-        "refresh" => {
-            let row = cluster_template::get_by_uuid(db, &Scope::from(ctx), &i.need("uuid")?)
-                .await
-                .map_err(db_err)?;
-            Ok(i.refreshed(row))
-        }
-        m => Err(no_instance_method(ClusterTemplate::NAME, m)),
-    }
-}
+super::stored_by_uuid!(ClusterTemplate, cluster_template);
 
 /// `object_class_action_versions` on `ClusterTemplate`; `None` for a classmethod it does not
 /// have.

@@ -1,49 +1,12 @@
 //! `Federation` (`magnum/objects/federation.py`): its remotable methods.
 
-use super::{
-    db_err, filters_map, list_value, no_instance_method, opt_text, paging, single, statuses,
-    CallArgs, Inst, Out,
-};
-use openkeel_core::context::RequestContext;
+use super::{db_err, filters_map, list_value, opt_text, paging, single, statuses, CallArgs, Out};
 use openkeel_core::objects::{Federation, FederationStatus};
 use openkeel_db::{federation, Database, DbError, FederationFilters, Scope};
-use openkeel_rpc::codec::VersionedObject;
 use openkeel_rpc::transport::RemoteFailure;
 use openkeel_rpc::Obj;
-use serde_json::Value;
 
-/// `object_action` on a `Federation`.
-pub(super) async fn instance(
-    db: &Database,
-    ctx: &RequestContext,
-    prim: &Value,
-    method: &str,
-) -> Out {
-    let i = Inst::<Federation>::decode(prim)?;
-    match method {
-        "create" => Ok(i.created(federation::create(db, &i.obj.data).await.map_err(db_err)?)),
-        "destroy" => {
-            federation::destroy(db, &i.need("uuid")?)
-                .await
-                .map_err(db_err)?;
-            Ok(i.reset())
-        }
-        "save" => {
-            let uuid = i.need("uuid")?;
-            federation::update(db, &uuid, &i.obj.data, &i.changes())
-                .await
-                .map_err(db_err)?;
-            Ok(i.reset())
-        }
-        "refresh" => {
-            let row = federation::get_by_uuid(db, &Scope::from(ctx), &i.need("uuid")?)
-                .await
-                .map_err(db_err)?;
-            Ok(i.refreshed(row))
-        }
-        m => Err(no_instance_method(Federation::NAME, m)),
-    }
-}
+super::stored_by_uuid!(Federation, federation);
 
 /// `object_class_action_versions` on `Federation`; `None` for a classmethod it does not have.
 pub(super) async fn class(

@@ -27,6 +27,7 @@ use openkeel_rpc::transport::{Args, RemoteFailure};
 use openkeel_rpc::Obj;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
+use std::future::Future;
 
 mod cluster;
 mod cluster_template;
@@ -186,6 +187,113 @@ impl<T: VersionedObject + Clone> Inst<T> {
         }
         self.reply(&after, &changed)
     }
+}
+
+/// The row behind an object's remotable `create`, `destroy`, `save` and `refresh`: `KEY`
+/// names the set fields that address it (an unset one is OVO's `NotImplementedError`).
+trait Stored: VersionedObject + Clone + Send + Sync {
+    const KEY: &'static [&'static str];
+    fn insert<'a>(
+        db: &'a Database,
+        row: &'a Self,
+    ) -> impl Future<Output = Result<Self, DbError>> + Send + 'a;
+    fn remove<'a>(
+        db: &'a Database,
+        key: &'a [String],
+    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a;
+    fn store<'a>(
+        db: &'a Database,
+        key: &'a [String],
+        row: &'a Self,
+        fields: &'a [&'a str],
+    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a;
+    fn fetch<'a>(
+        db: &'a Database,
+        scope: &'a Scope,
+        key: &'a [String],
+    ) -> impl Future<Output = Result<Self, DbError>> + Send + 'a;
+}
+
+/// [`Stored`] for a table addressed by `uuid` through its module's `create`, `destroy`,
+/// `update` and `get_by_uuid`.
+macro_rules! stored_by_uuid {
+    ($ty:ty, $table:ident) => {
+        impl super::Stored for $ty {
+            const KEY: &'static [&'static str] = &["uuid"];
+            fn insert<'a>(
+                db: &'a Database,
+                row: &'a Self,
+            ) -> impl std::future::Future<Output = Result<Self, DbError>> + Send + 'a {
+                $table::create(db, row)
+            }
+            fn remove<'a>(
+                db: &'a Database,
+                key: &'a [String],
+            ) -> impl std::future::Future<Output = Result<(), DbError>> + Send + 'a {
+                $table::destroy(db, key.first().map_or("", String::as_str))
+            }
+            fn store<'a>(
+                db: &'a Database,
+                key: &'a [String],
+                row: &'a Self,
+                fields: &'a [&'a str],
+            ) -> impl std::future::Future<Output = Result<(), DbError>> + Send + 'a {
+                async move {
+                    let uuid = key.first().map_or("", String::as_str);
+                    $table::update(db, uuid, row, fields).await.map(|_| ())
+                }
+            }
+            fn fetch<'a>(
+                db: &'a Database,
+                scope: &'a Scope,
+                key: &'a [String],
+            ) -> impl std::future::Future<Output = Result<Self, DbError>> + Send + 'a {
+                $table::get_by_uuid(db, scope, key.first().map_or("", String::as_str))
+            }
+        }
+    };
+}
+pub(crate) use stored_by_uuid;
+
+/// `create`, `destroy`, `save` and `refresh` of a [`Stored`] object (`None` for another
+/// method): the row written or read, the reply as OVO's handler makes it.
+async fn crud<T: Stored>(
+    db: &Database,
+    scope: &Scope,
+    i: &Inst<T>,
+    method: &str,
+) -> Result<Option<Value>, RemoteFailure> {
+    let key =
+        || -> Result<Vec<String>, RemoteFailure> { T::KEY.iter().map(|k| i.need(k)).collect() };
+    Ok(Some(match method {
+        "create" => i.created(T::insert(db, &i.obj.data).await.map_err(db_err)?),
+        "destroy" => {
+            T::remove(db, &key()?).await.map_err(db_err)?;
+            i.reset()
+        }
+        "save" => {
+            let key = key()?;
+            T::store(db, &key, &i.obj.data, &i.changes())
+                .await
+                .map_err(db_err)?;
+            i.reset()
+        }
+        "refresh" => i.refreshed(T::fetch(db, scope, &key()?).await.map_err(db_err)?),
+        _ => return Ok(None),
+    }))
+}
+
+/// `object_action` on an object whose remotable instance methods are exactly [`crud`]'s.
+async fn stored_instance<T: Stored>(
+    db: &Database,
+    ctx: &RequestContext,
+    prim: &Value,
+    method: &str,
+) -> Out {
+    let i = Inst::<T>::decode(prim)?;
+    crud(db, &Scope::from(ctx), &i, method)
+        .await?
+        .ok_or_else(|| no_instance_method(T::NAME, method))
 }
 
 /// A nested object primitive as OVO re-serializes it (its incoming version, its set fields,
@@ -350,10 +458,12 @@ pub(crate) async fn object_action(db: &Database, ctx: &RequestContext, args: &Ar
     let method = args.get("objmethod").and_then(Value::as_str).unwrap_or("");
     match Class::named(&objname) {
         Some(Class::Cluster) => cluster::instance(db, ctx, &prim, method).await,
-        Some(Class::ClusterTemplate) => cluster_template::instance(db, ctx, &prim, method).await,
-        Some(Class::NodeGroup) => nodegroup::instance(db, ctx, &prim, method).await,
+        Some(Class::ClusterTemplate) => {
+            stored_instance::<ClusterTemplate>(db, ctx, &prim, method).await
+        }
+        Some(Class::NodeGroup) => stored_instance::<NodeGroup>(db, ctx, &prim, method).await,
         Some(Class::X509KeyPair) => x509keypair::instance(db, ctx, &prim, method).await,
-        Some(Class::Federation) => federation::instance(db, ctx, &prim, method).await,
+        Some(Class::Federation) => stored_instance::<Federation>(db, ctx, &prim, method).await,
         Some(Class::MagnumService) => magnum_service::instance(db, &prim, method).await,
         Some(Class::Quota) => quota::instance(db, &prim, method).await,
         Some(Class::Certificate | Class::Stats) | None => {

@@ -1,48 +1,60 @@
 //! `NodeGroup` (`magnum/objects/nodegroup.py`): its remotable methods.
 
 use super::{
-    db_err, filters_map, int_arg, list_value, no_instance_method, opt_text, overlay, paging,
-    single, statuses, CallArgs, Inst, Out,
+    db_err, filters_map, int_arg, list_value, opt_text, overlay, paging, single, statuses,
+    CallArgs, Out,
 };
-use openkeel_core::context::RequestContext;
 use openkeel_core::objects::{ClusterStatus, NodeGroup};
 use openkeel_db::{nodegroup, Database, DbError, NodeGroupFilters, Scope};
-use openkeel_rpc::codec::VersionedObject;
 use openkeel_rpc::transport::RemoteFailure;
 use openkeel_rpc::Obj;
 use serde_json::{json, Value};
+use std::future::Future;
 
-/// `object_action` on a `NodeGroup`.
-pub(super) async fn instance(
-    db: &Database,
-    ctx: &RequestContext,
-    prim: &Value,
-    method: &str,
-) -> Out {
-    let i = Inst::<NodeGroup>::decode(prim)?;
-    match method {
-        "create" => Ok(i.created(nodegroup::create(db, &i.obj.data).await.map_err(db_err)?)),
-        "destroy" => {
-            nodegroup::destroy(db, &i.need("cluster_id")?, &i.need("uuid")?)
+/// A nodegroup's row is addressed by its cluster and its uuid.
+impl super::Stored for NodeGroup {
+    const KEY: &'static [&'static str] = &["cluster_id", "uuid"];
+    fn insert<'a>(
+        db: &'a Database,
+        row: &'a Self,
+    ) -> impl Future<Output = Result<Self, DbError>> + Send + 'a {
+        nodegroup::create(db, row)
+    }
+    fn remove<'a>(
+        db: &'a Database,
+        key: &'a [String],
+    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a {
+        let (cid, uuid) = key_of(key);
+        nodegroup::destroy(db, cid, uuid)
+    }
+    fn store<'a>(
+        db: &'a Database,
+        key: &'a [String],
+        row: &'a Self,
+        fields: &'a [&'a str],
+    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a {
+        let (cid, uuid) = key_of(key);
+        async move {
+            nodegroup::update(db, cid, uuid, row, fields)
                 .await
-                .map_err(db_err)?;
-            Ok(i.reset())
+                .map(|_| ())
         }
-        "save" => {
-            let (cid, uuid) = (i.need("cluster_id")?, i.need("uuid")?);
-            nodegroup::update(db, &cid, &uuid, &i.obj.data, &i.changes())
-                .await
-                .map_err(db_err)?;
-            Ok(i.reset())
-        }
-        "refresh" => {
-            let (cid, uuid) = (i.need("cluster_id")?, i.need("uuid")?);
-            let row = nodegroup::get_by_uuid(db, &Scope::from(ctx), &cid, &uuid)
-                .await
-                .map_err(db_err)?;
-            Ok(i.refreshed(row))
-        }
-        m => Err(no_instance_method(NodeGroup::NAME, m)),
+    }
+    fn fetch<'a>(
+        db: &'a Database,
+        scope: &'a Scope,
+        key: &'a [String],
+    ) -> impl Future<Output = Result<Self, DbError>> + Send + 'a {
+        let (cid, uuid) = key_of(key);
+        nodegroup::get_by_uuid(db, scope, cid, uuid)
+    }
+}
+
+/// `(cluster_id, uuid)` of a [`super::Stored::KEY`] value.
+fn key_of(key: &[String]) -> (&str, &str) {
+    match key {
+        [cid, uuid, ..] => (cid, uuid),
+        _ => ("", ""),
     }
 }
 

@@ -1,8 +1,8 @@
 //! `X509KeyPair` (`magnum/objects/x509keypair.py`): its remotable methods.
 
 use super::{
-    db_err, filters_map, list_value, no_instance_method, opt_text, paging, single, CallArgs, Inst,
-    Out,
+    crud, db_err, filters_map, list_value, no_instance_method, opt_text, paging, single, CallArgs,
+    Inst, Out,
 };
 use openkeel_core::context::RequestContext;
 use openkeel_core::error::MagnumError;
@@ -13,6 +13,8 @@ use openkeel_rpc::transport::RemoteFailure;
 use openkeel_rpc::Obj;
 use serde_json::Value;
 
+super::stored_by_uuid!(X509KeyPair, x509keypair);
+
 /// `object_action` on an `X509KeyPair`.
 pub(super) async fn instance(
     db: &Database,
@@ -21,35 +23,21 @@ pub(super) async fn instance(
     method: &str,
 ) -> Out {
     let i = Inst::<X509KeyPair>::decode(prim)?;
-    match method {
-        "create" => Ok(i.created(x509keypair::create(db, &i.obj.data).await.map_err(db_err)?)),
-        "destroy" => {
-            // destroy_x509keypair raises X509KeyPairNotFound(<uuid>) positionally:
-            // the message is the bare uuid
-            let uuid = i.need("uuid")?;
-            x509keypair::destroy(db, &uuid).await.map_err(|e| match e {
-                DbError::X509KeyPairNotFound(_) => {
-                    RemoteFailure::from(MagnumError::with_message(e.kind(), uuid.clone()))
-                }
-                e => db_err(e),
-            })?;
-            Ok(i.reset())
-        }
-        "save" => {
-            let uuid = i.need("uuid")?;
-            x509keypair::update(db, &uuid, &i.obj.data, &i.changes())
-                .await
-                .map_err(db_err)?;
-            Ok(i.reset())
-        }
-        "refresh" => {
-            let row = x509keypair::get_by_uuid(db, &Scope::from(ctx), &i.need("uuid")?)
-                .await
-                .map_err(db_err)?;
-            Ok(i.refreshed(row))
-        }
-        m => Err(no_instance_method(X509KeyPair::NAME, m)),
+    if method == "destroy" {
+        // destroy_x509keypair raises X509KeyPairNotFound(<uuid>) positionally: the message
+        // is the bare uuid
+        let uuid = i.need("uuid")?;
+        x509keypair::destroy(db, &uuid).await.map_err(|e| match e {
+            DbError::X509KeyPairNotFound(_) => {
+                RemoteFailure::from(MagnumError::with_message(e.kind(), uuid.clone()))
+            }
+            e => db_err(e),
+        })?;
+        return Ok(i.reset());
     }
+    crud(db, &Scope::from(ctx), &i, method)
+        .await?
+        .ok_or_else(|| no_instance_method(X509KeyPair::NAME, method))
 }
 
 /// `object_class_action_versions` on `X509KeyPair`; `None` for a classmethod it does not
