@@ -564,8 +564,9 @@ pub fn typecheck(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
             .ok_or_else(|| fail(&unrecognized_bool_value(v))),
         AttrType::Labels | AttrType::StrDict => {
             let PyValue::Dict(items) = v else {
+                // magnum's `MultiType.__str__` joins its types with ` | `.
                 let value_type = if attr.ty == AttrType::Labels {
-                    "<magnum.api.controllers.v1.types.MultiType object at 0x7f0000000000>"
+                    "<class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>"
                 } else {
                     "<class 'str'>"
                 };
@@ -1104,6 +1105,10 @@ mod tests {
         assert_eq!(msg(typecheck(&PORT, &PyValue::str("2000"))), "Invalid input for field/attribute apiserver_port. Value: '2000'. '<' not supported between instances of 'str' and 'int'");
         let bad = PyValue::from_json(&serde_json::json!({"a": [1]}));
         assert_eq!(msg(typecheck(&LABELS, &bad)), "Invalid input for field/attribute labels. Value: '{'a': [1]}'. Wrong type. Expected '(<class 'str'>, <class 'int'>, <class 'bool'>, <class 'float'>)', got '<class 'list'>'");
+        // `DictType.validate` prints the value type with magnum's `MultiType.__str__`.
+        assert_eq!(msg(typecheck(&LABELS, &PyValue::Int(5))), "Invalid input for field/attribute labels. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}', got '<class 'int'>'");
+        let props = Attr::new("properties", AttrType::StrDict);
+        assert_eq!(msg(typecheck(&props, &PyValue::Int(5))), "Invalid input for field/attribute properties. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'>}', got '<class 'int'>'");
         let dns = Attr::new("dns_nameserver", AttrType::Dns);
         assert!(typecheck(&dns, &PyValue::str("8.8.8.8, 1.1.1.1")).is_ok());
         assert_eq!(
