@@ -5,14 +5,14 @@
 
 use crate::patch::PatchType;
 use crate::validation::{
-    coerce, fromjson, invalid_input, typecheck, unknown_attributes, Attr, AttrDefault, AttrType,
-    FromJsonError, ObjField, Shown,
+    coerce, fromjson, invalid_input, str_ty, typecheck, unknown_attributes, Attr, AttrDefault,
+    AttrType, FromJsonError, ObjField, Shown,
 };
 use openkeel_core::error::MagnumError;
 use openkeel_core::pyvalue::PyValue;
 use serde_json::Value;
 
-const STR255: AttrType = AttrType::Str { min: 1, max: 255 };
+const STR255: AttrType = str_ty(1, 255);
 const S: ObjField = ObjField::String { nullable: true };
 const I: ObjField = ObjField::Integer { nullable: true };
 
@@ -78,7 +78,7 @@ pub const API_ATTRS: [Attr; 36] = [
     Attr::new("project_id", AttrType::Text).readonly(),
     Attr::new("user_id", AttrType::Text).readonly(),
     Attr::new("hidden", AttrType::Bool).default(AttrDefault::Bool(false)),
-    Attr::new("tags", AttrType::Str { min: 0, max: 255 }),
+    Attr::new("tags", str_ty(0, 255)),
     Attr::new("driver", STR255),
     Attr::new("created_at", AttrType::DateTime).readonly(),
     Attr::new("updated_at", AttrType::DateTime).readonly(),
