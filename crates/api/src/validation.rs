@@ -14,7 +14,7 @@
 //!    selection through a [`DriverCatalog`].
 
 use openkeel_core::error::{ErrorKind, MagnumError};
-use openkeel_core::pyvalue::{float_repr, repr_str, PyValue};
+use openkeel_core::pyvalue::{float_repr, python_int, repr_str, PyValue};
 
 /// The configuration values the template and cluster handlers read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -862,37 +862,6 @@ fn parse_datetime(s: &str) -> Option<String> {
         Some(z) => out.push_str(z),
     }
     Some(out)
-}
-
-/// Python's `int(str)`: surrounding whitespace, an optional sign, decimal digits with single
-/// underscores between them. Values beyond 128 bits saturate (they only ever cap a limit).
-pub fn python_int(s: &str) -> Option<i128> {
-    let t = s.trim();
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') {
-        return None;
-    }
-    let mut prev_us = false;
-    let mut clean = String::with_capacity(digits.len());
-    for c in digits.chars() {
-        if c == '_' {
-            if prev_us {
-                return None;
-            }
-            prev_us = true;
-        } else if c.is_ascii_digit() {
-            clean.push(c);
-            prev_us = false;
-        } else {
-            return None;
-        }
-    }
-    let v = clean.parse::<i128>().unwrap_or(i128::MAX);
-    Some(if neg { -v } else { v })
 }
 
 /// Python's `int(v)` for a decoded JSON value.
