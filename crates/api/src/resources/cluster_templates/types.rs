@@ -329,4 +329,15 @@ mod tests {
         assert_eq!(ok.attr("server_type"), Some(PyValue::str("vm")));
         assert_eq!(ok.attr("flavor_id"), None);
     }
+
+    /// `ClusterTemplate(**doc)` with a non-dict `labels` (in a PATCH the object coercion of
+    /// the update decorators refuses it first, as in Magnum).
+    #[test]
+    fn constructor_labels_text() {
+        let doc = PyValue::from_json(&serde_json::json!({"image_id": "i", "labels": 5}));
+        assert_eq!(
+            construct(&doc).unwrap_err().message(),
+            "Invalid input for field/attribute labels. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}', got '<class 'int'>'"
+        );
+    }
 }
