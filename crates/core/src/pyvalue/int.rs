@@ -1,6 +1,7 @@
 //! Python's `int(str)` for decimal text: the one integer parser of OpenKeel (WSME's integer
 //! conversions and query arguments in the API, `strutils.validate_integer` in the cloud
-//! checks and the CAPI driver's labels, oslo.config's `types.Integer`).
+//! checks and the CAPI driver's labels, oslo.config's `types.Integer`, the RPC codec's
+//! `IntegerField`).
 
 /// Python's `int(s)` (base 10): surrounding whitespace, an optional sign, decimal digits with
 /// single underscores between them. Only ASCII digits are read (Python also takes other
