@@ -8,10 +8,10 @@
 //! parameter reaches the converter as a Python list, as pecan passes it.
 
 use crate::error::ApiError;
-use crate::validation::{invalid_input, python_int};
+use crate::validation::invalid_input;
 use crate::RequestInfo;
 use openkeel_core::error::{ErrorKind, MagnumError};
-use openkeel_core::pyvalue::repr_str;
+use openkeel_core::pyvalue::{python_int, repr_str};
 
 /// The WSME type of a query argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

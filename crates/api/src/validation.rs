@@ -1,8 +1,8 @@
 //! Request validation shared by the template and cluster handlers, in three layers, each
 //! with Magnum's exact messages:
 //!
-//! 1. **WSME typing** of body attributes ([`AttrType`], [`typecheck`], [`fromjson`]): what a
-//!    `wsme.wsattr` setter accepts (`Invalid input for field/attribute <f>. Value: '<v>'.
+//! 1. **WSME typing** of body attributes ([`AttrType`], the one type model of every API type;
+//!    [`typecheck`], [`fromjson`]): what a `wsme.wsattr` setter accepts (`Invalid input for field/attribute <f>. Value: '<v>'.
 //!    <reason>`), plus the `fromjson` conversions that run first for POST bodies (an integer
 //!    attribute given `"abc"` names the whole body argument).
 //! 2. **oslo.versionedobjects coercion** ([`coerce`], [`ObjField`]): what Magnum's objects do
@@ -14,7 +14,7 @@
 //!    selection through a [`DriverCatalog`].
 
 use openkeel_core::error::{ErrorKind, MagnumError};
-use openkeel_core::pyvalue::{float_repr, repr_str, PyValue};
+use openkeel_core::pyvalue::{float_repr, python_int, repr_str, PyValue};
 
 /// The configuration values the template and cluster handlers read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -349,13 +349,30 @@ pub fn unknown_attributes(arg: &str, names: &[&str]) -> MagnumError {
     MagnumError::with_message(ErrorKind::UnknownAttribute, msg)
 }
 
-/// The declared WSME type of a body attribute.
+/// The cluster name pattern (the only `StringType` pattern of Magnum's API types).
+pub const CLUSTER_NAME_PATTERN: &str = "^[a-zA-Z][a-zA-Z0-9_.-]*$";
+
+/// `re.search(CLUSTER_NAME_PATTERN, s)` (`$` also matches before a final newline).
+pub fn cluster_name_matches(s: &str) -> bool {
+    let s = s.strip_suffix('\n').unwrap_or(s);
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// The declared WSME type of a body attribute: the one type model of every API type
+/// (cluster template, cluster, nodegroup, cluster actions, quota, certificate, federation,
+/// service).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttrType {
     /// `types.uuid`.
     Uuid,
-    /// `wtypes.StringType(min_length, max_length)`.
-    Str { min: usize, max: usize },
+    /// `wtypes.StringType(min_length, max_length[, pattern=CLUSTER_NAME_PATTERN])`.
+    Str {
+        min: usize,
+        max: usize,
+        name_pattern: bool,
+    },
     /// `wtypes.text` (no constraint but the type).
     Text,
     /// `wtypes.Enum(text, ...)`: the allowed values and the message's list (Python set order).
@@ -373,19 +390,39 @@ pub enum AttrType {
     Labels,
     /// `DictType(text, text)`.
     StrDict,
+    /// `[wtypes.text]`.
+    TextList,
+    /// `[{wtypes.text: wtypes.text}]`.
+    DictList,
     /// `[link.Link]`.
     Links,
     /// `datetime.datetime`.
     DateTime,
 }
 
-/// One attribute of an API type: its WSME type (`T`: [`AttrType`] for the cluster template,
-/// `resources::clusters::wsme::Ty` for the cluster, nodegroup and action types), whether it
-/// is mandatory or read-only, and its `wsattr` default.
+/// `wtypes.StringType(min_length=min, max_length=max)` (no pattern).
+pub const fn str_ty(min: usize, max: usize) -> AttrType {
+    AttrType::Str {
+        min,
+        max,
+        name_pattern: false,
+    }
+}
+
+/// `wtypes.IntegerType(minimum=min)` (no maximum).
+pub const fn int_min(min: i64) -> AttrType {
+    AttrType::Int {
+        min: Some(min),
+        max: None,
+    }
+}
+
+/// One attribute of an API type: its WSME type, whether it is mandatory or read-only, and
+/// its `wsattr` default.
 #[derive(Debug, Clone, Copy)]
-pub struct Attr<T = AttrType> {
+pub struct Attr {
     pub name: &'static str,
-    pub ty: T,
+    pub ty: AttrType,
     pub mandatory: bool,
     pub readonly: bool,
     /// The `wsattr` default (printed / used when unset).
@@ -415,8 +452,8 @@ impl AttrDefault {
     }
 }
 
-impl<T> Attr<T> {
-    pub const fn new(name: &'static str, ty: T) -> Attr<T> {
+impl Attr {
+    pub const fn new(name: &'static str, ty: AttrType) -> Attr {
         Attr {
             name,
             ty,
@@ -426,17 +463,17 @@ impl<T> Attr<T> {
         }
     }
 
-    pub const fn mandatory(mut self) -> Attr<T> {
+    pub const fn mandatory(mut self) -> Attr {
         self.mandatory = true;
         self
     }
 
-    pub const fn readonly(mut self) -> Attr<T> {
+    pub const fn readonly(mut self) -> Attr {
         self.readonly = true;
         self
     }
 
-    pub const fn default(mut self, d: AttrDefault) -> Attr<T> {
+    pub const fn default(mut self, d: AttrDefault) -> Attr {
         self.default = Some(d);
         self
     }
@@ -464,6 +501,23 @@ fn class_of(v: &PyValue) -> String {
     v.class_repr()
 }
 
+/// WSME's `Wrong type. Expected '<expected>', got '<type(v)>'`.
+fn wrong_type(expected: &str, v: &PyValue) -> String {
+    format!("Wrong type. Expected '{expected}', got '{}'", class_of(v))
+}
+
+/// The keys and values of a `{text: text}` item (`None` passes).
+fn check_str_values(items: &[(PyValue, PyValue)]) -> Result<(), String> {
+    for (k, v) in items {
+        for x in [k, v] {
+            if !matches!(x, PyValue::Str(_) | PyValue::None) {
+                return Err(wrong_type("<class 'str'>", x));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `validate_value(datatype, value)` as a `wsattr` setter runs it: returns the stored value.
 /// `None` passes every type unchecked, as in WSME.
 pub fn typecheck(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
@@ -479,7 +533,11 @@ pub fn typecheck(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
                 &[("uuid", &v.py_str())],
             )),
         },
-        AttrType::Str { min, max } => {
+        AttrType::Str {
+            min,
+            max,
+            name_pattern,
+        } => {
             let PyValue::Str(s) = v else {
                 return Err(fail("Value should be string"));
             };
@@ -492,6 +550,11 @@ pub fn typecheck(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
             if n > max {
                 return Err(fail(&format!(
                     "Value should have a maximum character requirement of {max}"
+                )));
+            }
+            if name_pattern && !cluster_name_matches(s) {
+                return Err(fail(&format!(
+                    "Value should match the pattern {CLUSTER_NAME_PATTERN}"
                 )));
             }
             Ok(v.clone())
@@ -564,8 +627,9 @@ pub fn typecheck(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
             .ok_or_else(|| fail(&unrecognized_bool_value(v))),
         AttrType::Labels | AttrType::StrDict => {
             let PyValue::Dict(items) = v else {
+                // magnum's `MultiType.__str__` joins its types with ` | `.
                 let value_type = if attr.ty == AttrType::Labels {
-                    "<magnum.api.controllers.v1.types.MultiType object at 0x7f0000000000>"
+                    "<class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>"
                 } else {
                     "<class 'str'>"
                 };
@@ -603,6 +667,29 @@ pub fn typecheck(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
                         "Wrong type. Expected '{expected}', got '{}'",
                         class_of(val)
                     )));
+                }
+            }
+            Ok(v.clone())
+        }
+        AttrType::TextList | AttrType::DictList => {
+            let (PyValue::List(items) | PyValue::Tuple(items)) = v else {
+                let expected = if attr.ty == AttrType::DictList {
+                    "[{<class 'str'>: <class 'str'>}]"
+                } else {
+                    "[<class 'str'>]"
+                };
+                return Err(fail(&wrong_type(expected, v)));
+            };
+            for item in items {
+                match (attr.ty, item) {
+                    (_, PyValue::None) | (AttrType::TextList, PyValue::Str(_)) => {}
+                    (AttrType::DictList, PyValue::Dict(entries)) => {
+                        check_str_values(entries).map_err(|m| fail(&m))?
+                    }
+                    (AttrType::DictList, other) => {
+                        return Err(fail(&wrong_type("{<class 'str'>: <class 'str'>}", other)))
+                    }
+                    (_, other) => return Err(fail(&wrong_type("<class 'str'>", other))),
                 }
             }
             Ok(v.clone())
@@ -665,7 +752,8 @@ pub enum FromJsonError {
 }
 
 /// WSME's `fromjson(attr type, value)` for the types where it converts before the setter
-/// validates: integers (`int(value)`), dicts and lists (must be of that JSON type).
+/// validates: integers (`int(value)`), dicts and lists (must be of that JSON type; the items
+/// of a list of dicts must be dicts).
 pub fn fromjson(ty: AttrType, v: &PyValue) -> Result<PyValue, FromJsonError> {
     if v.is_none() {
         return Ok(PyValue::None);
@@ -679,8 +767,21 @@ pub fn fromjson(ty: AttrType, v: &PyValue) -> Result<PyValue, FromJsonError> {
                 other.py_str()
             ))),
         },
-        AttrType::Links => match v {
-            PyValue::List(_) => Ok(v.clone()),
+        AttrType::TextList | AttrType::DictList | AttrType::Links => match v {
+            PyValue::List(items) => {
+                if ty == AttrType::DictList {
+                    if let Some(bad) = items
+                        .iter()
+                        .find(|i| !matches!(i, PyValue::Dict(_) | PyValue::None))
+                    {
+                        return Err(FromJsonError::Value(format!(
+                            "Value not a valid dict: {}",
+                            bad.py_str()
+                        )));
+                    }
+                }
+                Ok(v.clone())
+            }
             other => Err(FromJsonError::Value(format!(
                 "Value not a valid list: {}",
                 other.py_str()
@@ -761,37 +862,6 @@ fn parse_datetime(s: &str) -> Option<String> {
         Some(z) => out.push_str(z),
     }
     Some(out)
-}
-
-/// Python's `int(str)`: surrounding whitespace, an optional sign, decimal digits with single
-/// underscores between them. Values beyond 128 bits saturate (they only ever cap a limit).
-pub fn python_int(s: &str) -> Option<i128> {
-    let t = s.trim();
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') {
-        return None;
-    }
-    let mut prev_us = false;
-    let mut clean = String::with_capacity(digits.len());
-    for c in digits.chars() {
-        if c == '_' {
-            if prev_us {
-                return None;
-            }
-            prev_us = true;
-        } else if c.is_ascii_digit() {
-            clean.push(c);
-            prev_us = false;
-        } else {
-            return None;
-        }
-    }
-    let v = clean.parse::<i128>().unwrap_or(i128::MAX);
-    Some(if neg { -v } else { v })
 }
 
 /// Python's `int(v)` for a decoded JSON value.
@@ -1079,7 +1149,7 @@ pub fn client_error_for_bad_boot_volume(e: MagnumError) -> MagnumError {
 mod tests {
     use super::*;
 
-    const NAME: Attr = Attr::new("name", AttrType::Str { min: 1, max: 255 });
+    const NAME: Attr = Attr::new("name", str_ty(1, 255));
     const PORT: Attr = Attr::new(
         "apiserver_port",
         AttrType::Int {
@@ -1104,6 +1174,10 @@ mod tests {
         assert_eq!(msg(typecheck(&PORT, &PyValue::str("2000"))), "Invalid input for field/attribute apiserver_port. Value: '2000'. '<' not supported between instances of 'str' and 'int'");
         let bad = PyValue::from_json(&serde_json::json!({"a": [1]}));
         assert_eq!(msg(typecheck(&LABELS, &bad)), "Invalid input for field/attribute labels. Value: '{'a': [1]}'. Wrong type. Expected '(<class 'str'>, <class 'int'>, <class 'bool'>, <class 'float'>)', got '<class 'list'>'");
+        // `DictType.validate` prints the value type with magnum's `MultiType.__str__`.
+        assert_eq!(msg(typecheck(&LABELS, &PyValue::Int(5))), "Invalid input for field/attribute labels. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}', got '<class 'int'>'");
+        let props = Attr::new("properties", AttrType::StrDict);
+        assert_eq!(msg(typecheck(&props, &PyValue::Int(5))), "Invalid input for field/attribute properties. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'>}', got '<class 'int'>'");
         let dns = Attr::new("dns_nameserver", AttrType::Dns);
         assert!(typecheck(&dns, &PyValue::str("8.8.8.8, 1.1.1.1")).is_ok());
         assert_eq!(

@@ -786,6 +786,9 @@ async fn patch_dialect_errors(api: Api) {
         (r#"[{"op": "add", "path": "/name", "value": "x"}]"#, 400, "The attribute /name has existed, please use 'replace' operation instead."),
         (r#"[{"op": "replace", "path": "/node_count", "value": "5"}]"#, 400, "Invalid input for field/attribute node_count. Value: '5'. '<' not supported between instances of 'str' and 'int'"),
         (r#"[{"op": "replace", "path": "/node_count", "value": -1}]"#, 400, "Invalid input for field/attribute node_count. Value: '-1'. Value should be greater or equal to 0"),
+        // The setter's `DictType` texts (`MultiType.__str__` for labels), as `Cluster(**doc)` gives them.
+        (r#"[{"op": "replace", "path": "/labels", "value": "5"}]"#, 400, "Invalid input for field/attribute labels. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}', got '<class 'int'>'"),
+        (r#"[{"op": "replace", "path": "/health_status_reason", "value": "5"}]"#, 400, "Invalid input for field/attribute health_status_reason. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'>}', got '<class 'int'>'"),
         (r#"[{"op": "replace", "path": "/health_status_reason", "value": "{'a': 1}"}]"#, 400, "Invalid input for field/attribute health_status_reason. Value: '{'a': 1}'. Wrong type. Expected '<class 'str'>', got '<class 'int'>'"),
         (r#"[{"op": "replace", "path": "/flavor_id", "value": 5}]"#, 400, "Invalid input for field/attribute flavor_id. Value: '5'. Value should be string"),
         (r#"[{"op": "remove", "path": "/docker_volume_size"}]"#, 400, "cannot change cluster property(ies) docker_volume_size."),

@@ -470,6 +470,7 @@ async fn patch_checks(api: Api) {
         (&w, r#"[{"op": "replace", "path": "/max_node_count", "value": 2}]"#, 409, "max_node_count for default-worker is invalid (node_count (3) should be less or equal to max_node_count (2)).".into()),
         (&w, r#"[{"op": "replace", "path": "/merge_labels", "value": "x"}]"#, 400, "Couldn't apply patch '[{'path': '/merge_labels', 'op': 'replace', 'value': 'x'}]'. Reason: can't replace a non-existent object 'merge_labels'".into()),
         (&w, r#"[{"op": "replace", "path": "/node_taints", "value": "[{'key': 'k', 'effect': 'X'}]"}]"#, 409, "node_taints for default-worker is invalid (node_taints[0].effect must be one of NoSchedule, PreferNoSchedule, NoExecute).".into()),
+        (&w, r#"[{"op": "replace", "path": "/node_labels", "value": "5"}]"#, 400, "Invalid input for field/attribute node_labels. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'>}', got '<class 'int'>'".into()),
         (&w, r#"[{"op": "replace", "path": "/node_taints", "value": "['x']"}]"#, 400, "Invalid input for field/attribute node_taints. Value: '['x']'. Wrong type. Expected '{<class 'str'>: <class 'str'>}', got '<class 'str'>'".into()),
         (&format!("{NG}/default-master"), r#"[{"op": "replace", "path": "/node_labels", "value": "{'a': 'b'}"}]"#, 409, "node_labels for default-master is invalid (node_labels may not be set on master nodegroups).".into()),
         (&format!("{NG}/nope"), "[]", 404, "Nodegroup nope could not be found.".into()),

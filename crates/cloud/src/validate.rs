@@ -122,27 +122,11 @@ pub async fn validate_flavor(
     }
 }
 
-/// oslo.utils `validate_integer` on `int(str(value))`: surrounding whitespace, a sign, digits
-/// with single underscores between them.
+/// oslo.utils `validate_integer` on `int(str(value))`, within `i64`: beyond it the value is
+/// still "an integer" to Python, so it saturates at `±i64::MAX` (only its sign matters).
 fn python_int(s: &str) -> Option<i64> {
-    let t = s.trim();
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-        || !digits.chars().all(|c| c.is_ascii_digit() || c == '_')
-    {
-        return None;
-    }
-    let clean: String = digits.chars().filter(|c| *c != '_').collect();
-    // Beyond i64 the value is still "an integer" to Python; saturate (only its sign matters).
-    let v = clean.parse::<i64>().unwrap_or(i64::MAX);
-    Some(if neg { -v } else { v })
+    let max = i128::from(i64::MAX);
+    openkeel_core::pyvalue::python_int(s).map(|v| i64::try_from(v.clamp(-max, max)).unwrap_or(0))
 }
 
 /// `validate_flavor_root_volume_size(flavor, labels.get('boot_volume_size',
@@ -374,5 +358,17 @@ mod tests {
         assert_eq!(python_int("ten"), None);
         assert_eq!(python_int(""), None);
         assert_eq!(python_int("99999999999999999999"), Some(i64::MAX));
+    }
+
+    /// Beyond `i64` (and at `i64::MIN`, whose magnitude `i64` cannot hold) the value
+    /// saturates at `±i64::MAX`, as the parser this crate had before the shared one.
+    #[test]
+    fn python_int_saturates_within_i64() {
+        assert_eq!(python_int("-99999999999999999999"), Some(-i64::MAX));
+        assert_eq!(python_int("-9223372036854775808"), Some(-i64::MAX));
+        assert_eq!(python_int("-9223372036854775807"), Some(-i64::MAX));
+        assert_eq!(python_int("9223372036854775807"), Some(i64::MAX));
+        assert_eq!(python_int(&"9".repeat(60)), Some(i64::MAX));
+        assert_eq!(python_int(&format!("-{}", "9".repeat(60))), Some(-i64::MAX));
     }
 }

@@ -73,21 +73,10 @@ pub fn parse_int(key: &str, value: &str) -> Result<i64, MagnumError> {
             format!("Invalid value for label {key}: {key} must be an integer"),
         )
     };
-    let t = value.trim();
-    let (sign, digits) = match t.strip_prefix('-') {
-        Some(rest) => (-1, rest),
-        None => (1, t.strip_prefix('+').unwrap_or(t)),
-    };
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-        || !digits.chars().all(|c| c.is_ascii_digit() || c == '_')
-    {
-        return Err(err());
-    }
-    let n: i64 = digits.replace('_', "").parse().map_err(|_| err())?;
-    Ok(sign * n)
+    let n = openkeel_core::pyvalue::python_int(value).ok_or_else(err)?;
+    // A magnitude beyond `i64` is refused (so is `i64::MIN`, whose magnitude is).
+    let magnitude = i64::try_from(n.unsigned_abs()).map_err(|_| err())?;
+    Ok(if n < 0 { -magnitude } else { magnitude })
 }
 
 #[cfg(test)]
@@ -114,5 +103,18 @@ mod tests {
         assert_eq!(l.int_or("b", 3).unwrap(), 3);
         assert_eq!(l.str_or("b", "d"), "d");
         assert!(l.bool_or("b", true).unwrap());
+    }
+
+    #[test]
+    fn integers_beyond_i64_are_refused() {
+        assert_eq!(parse_int("k", "9223372036854775807").unwrap(), i64::MAX);
+        assert_eq!(parse_int("k", "-9223372036854775807").unwrap(), -i64::MAX);
+        for bad in [
+            "9223372036854775808",
+            "-9223372036854775808",
+            "99999999999999999999",
+        ] {
+            assert!(parse_int("k", bad).is_err(), "{bad}");
+        }
     }
 }

@@ -12,12 +12,12 @@
 //! Magnum itself need not satisfy them), the keys always printed as `required`, and no
 //! other key (`additionalProperties: false`).
 
-use crate::resources::clusters::{types, wsme};
+use crate::resources::clusters::types;
 use crate::resources::{certificates, cluster_templates, federations, mservices, quotas};
-use crate::validation::{Attr as VAttr, AttrDefault, AttrType};
+use crate::validation::{Attr, AttrDefault, AttrType, CLUSTER_NAME_PATTERN};
 use serde_json::{json, Map, Value};
 
-/// The type of an attribute, from either of the two attribute models.
+/// The type of an attribute as the document shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Uuid,
@@ -70,14 +70,18 @@ impl Field {
     }
 }
 
-impl From<&VAttr> for Field {
-    fn from(a: &VAttr) -> Field {
+impl From<&Attr> for Field {
+    fn from(a: &Attr) -> Field {
         let kind = match a.ty {
             AttrType::Uuid => Kind::Uuid,
-            AttrType::Str { min, max } => Kind::Str {
+            AttrType::Str {
                 min,
                 max,
-                pattern: None,
+                name_pattern,
+            } => Kind::Str {
+                min,
+                max,
+                pattern: name_pattern.then_some(CLUSTER_NAME_PATTERN),
             },
             AttrType::Text => Kind::Text,
             AttrType::Enum { values, .. } => Kind::Enum(values),
@@ -86,6 +90,8 @@ impl From<&VAttr> for Field {
             AttrType::Bool => Kind::Bool,
             AttrType::Labels => Kind::Labels,
             AttrType::StrDict => Kind::StrMap,
+            AttrType::TextList => Kind::TextList,
+            AttrType::DictList => Kind::DictList,
             AttrType::Links => Kind::Links,
             AttrType::DateTime => Kind::DateTime,
         };
@@ -104,50 +110,23 @@ impl From<&VAttr> for Field {
     }
 }
 
-impl From<&wsme::Attr> for Field {
-    fn from(a: &wsme::Attr) -> Field {
-        let kind = match a.ty {
-            wsme::Ty::Text => Kind::Text,
-            wsme::Ty::Str {
-                min,
-                max,
-                name_pattern,
-            } => Kind::Str {
-                min,
-                max,
-                pattern: name_pattern.then_some(wsme::CLUSTER_NAME_PATTERN),
-            },
-            // `wsme::assign` refuses what the `int(11)` columns cannot hold.
-            wsme::Ty::Int { min } => Kind::Int {
-                min: Some(min),
-                max: Some(i64::from(i32::MAX)),
-            },
-            wsme::Ty::Enum(values, _) => Kind::Enum(values),
-            wsme::Ty::Bool => Kind::Bool,
-            wsme::Ty::Uuid => Kind::Uuid,
-            wsme::Ty::Labels => Kind::Labels,
-            wsme::Ty::StrMap => Kind::StrMap,
-            wsme::Ty::TextList => Kind::TextList,
-            wsme::Ty::DictList => Kind::DictList,
-            wsme::Ty::Links => Kind::Links,
-            wsme::Ty::DateTime => Kind::DateTime,
-        };
-        let description = match a.name {
-            "stack_id" => Some("Up to microversion 1.12 (named `cluster_id` from 1.13)."),
-            "cluster_id" if a.ty == wsme::Ty::Text => {
-                Some("From microversion 1.13 (named `stack_id` before).")
-            }
-            "faults" => Some("Only in the `GET` of a cluster whose status is a `*_FAILED` one."),
-            _ => None,
-        };
-        Field {
-            readonly: a.readonly,
-            mandatory: a.mandatory,
-            default: a.default.and_then(|d| d.value().to_json()),
-            description,
-            ..Field::new(a.name, kind)
-        }
+/// A field of the cluster, nodegroup and action types (typed by `clusters::wsme`): their
+/// integers are also bounded by the `int(11)` columns (`wsme::assign` refuses larger ones),
+/// and a few carry microversion notes.
+fn cluster_field(a: &Attr) -> Field {
+    let mut f = Field::from(a);
+    if let Kind::Int { max, .. } = &mut f.kind {
+        *max = Some(max.map_or(i64::from(i32::MAX), |m| m.min(i64::from(i32::MAX))));
     }
+    f.description = match a.name {
+        "stack_id" => Some("Up to microversion 1.12 (named `cluster_id` from 1.13)."),
+        "cluster_id" if a.ty == AttrType::Text => {
+            Some("From microversion 1.13 (named `stack_id` before).")
+        }
+        "faults" => Some("Only in the `GET` of a cluster whose status is a `*_FAILED` one."),
+        _ => None,
+    };
+    f
 }
 
 /// Whether a schema describes what a client sends or what the API answers.
@@ -290,11 +269,12 @@ pub fn object(fields: &[Field], mode: Mode, required: Required) -> Value {
     })
 }
 
-fn fields<'a, A: 'a>(attrs: impl IntoIterator<Item = &'a A>) -> Vec<Field>
-where
-    Field: From<&'a A>,
-{
+fn fields<'a>(attrs: impl IntoIterator<Item = &'a Attr>) -> Vec<Field> {
     attrs.into_iter().map(Field::from).collect()
+}
+
+fn cluster_fields<'a>(attrs: impl IntoIterator<Item = &'a Attr>) -> Vec<Field> {
+    attrs.into_iter().map(cluster_field).collect()
 }
 
 /// `{"<key>": [items], "next": "<url>"}` (`next` only when the page is full).
@@ -452,7 +432,7 @@ pub fn all() -> Map<String, Value> {
     );
 
     // -- clusters
-    let cluster: Vec<Field> = fields(types::cluster::ATTRS.iter());
+    let cluster: Vec<Field> = cluster_fields(types::cluster::ATTRS.iter());
     let version_named: &[&str] = &["stack_id", "cluster_id"];
     put(
         "Cluster",
@@ -465,7 +445,7 @@ pub fn all() -> Map<String, Value> {
     put(
         "ClusterSummary",
         object(
-            &fields(types::cluster::SUMMARY.iter().copied()),
+            &cluster_fields(types::cluster::SUMMARY.iter().copied()),
             Response,
             Required::AllBut(version_named),
         ),
@@ -482,19 +462,19 @@ pub fn all() -> Map<String, Value> {
     put(
         "ClusterResize",
         object(
-            &fields(types::actions::RESIZE.iter()),
+            &cluster_fields(types::actions::RESIZE.iter()),
             Request,
             Required::All,
         ),
     );
-    let mut upgrade: Vec<Field> = fields(types::actions::UPGRADE.iter());
+    let mut upgrade: Vec<Field> = cluster_fields(types::actions::UPGRADE.iter());
     for f in &mut upgrade {
         f.mandatory |= types::actions::UPGRADE_REFUSED_WITHOUT.contains(&f.name);
     }
     put("ClusterUpgrade", object(&upgrade, Request, Required::All));
 
     // -- nodegroups
-    let ng: Vec<Field> = fields(types::nodegroup::ATTRS.iter());
+    let ng: Vec<Field> = cluster_fields(types::nodegroup::ATTRS.iter());
     // what `view::ng_full` always prints: computed values and declared defaults
     put(
         "NodeGroup",
@@ -518,7 +498,7 @@ pub fn all() -> Map<String, Value> {
     put(
         "NodeGroupSummary",
         object(
-            &fields(types::nodegroup::SUMMARY.iter().copied()),
+            &cluster_fields(types::nodegroup::SUMMARY.iter().copied()),
             Response,
             Required::All,
         ),

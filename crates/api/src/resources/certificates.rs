@@ -9,7 +9,9 @@ use crate::request::{self, context, enforce};
 use crate::resources::clusters::common::{conductor, database, db};
 use crate::resources::clusters::{get_cluster, target};
 use crate::response::Reply;
-use crate::validation::{self, fromjson, invalid_input, typecheck, Attr, AttrType, FromJsonError};
+use crate::validation::{
+    self, fromjson, invalid_input, str_ty, typecheck, Attr, AttrType, FromJsonError,
+};
 use crate::{ApiState, RequestInfo};
 use axum::body::Body;
 use http::Method;
@@ -121,13 +123,7 @@ async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Rep
 /// The `Certificate` type's typed attributes (the body of `POST /v1/certificates`).
 pub const ATTRS: [Attr; 4] = [
     Attr::new("cluster_uuid", AttrType::Text),
-    Attr::new(
-        "csr",
-        AttrType::Str {
-            min: 1,
-            max: usize::MAX,
-        },
-    ),
+    Attr::new("csr", str_ty(1, usize::MAX)),
     Attr::new("pem", AttrType::Text),
     Attr::new("ca_cert_type", AttrType::Text),
 ];

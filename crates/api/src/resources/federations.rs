@@ -15,7 +15,9 @@ use crate::patch::{self, OpKind, PatchOp, PatchType};
 use crate::query::{self, ArgSpec, ArgType};
 use crate::request::{context, enforce};
 use crate::response::Reply;
-use crate::validation::{self, fromjson, invalid_input, typecheck, Attr, AttrType, FromJsonError};
+use crate::validation::{
+    self, fromjson, invalid_input, str_ty, typecheck, Attr, AttrType, FromJsonError,
+};
 use crate::{ApiState, RequestInfo};
 use axum::body::Body;
 use http::Method;
@@ -97,7 +99,7 @@ const NAME_PATTERN: &str = "^[a-zA-Z][a-zA-Z0-9_.-]*$";
 /// by [`type_member_ids`] at its place, between `hostcluster_id` and `status`).
 pub const API_ATTRS: [Attr; 9] = [
     Attr::new("uuid", AttrType::Uuid),
-    Attr::new("name", AttrType::Str { min: 1, max: 242 }),
+    Attr::new("name", str_ty(1, 242)),
     Attr::new("hostcluster_id", AttrType::Text),
     Attr::new("member_ids", AttrType::Text),
     Attr::new(

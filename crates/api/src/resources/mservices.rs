@@ -6,7 +6,7 @@ use crate::pagination;
 use crate::query;
 use crate::request::{context, enforce};
 use crate::response::Reply;
-use crate::validation::{Attr, AttrType};
+use crate::validation::{str_ty, Attr, AttrType};
 use crate::{ApiState, RequestInfo};
 use chrono::NaiveDateTime;
 use http::Method;
@@ -40,8 +40,8 @@ pub fn service_is_up(s: &MagnumService, now: NaiveDateTime, down_time: u64) -> b
 /// (computed) among the object's fields (`last_seen_up` and `forced_down` are not API
 /// attributes).
 pub const API_ATTRS: [Attr; 9] = [
-    Attr::new("host", AttrType::Str { min: 1, max: 255 }),
-    Attr::new("binary", AttrType::Str { min: 1, max: 255 }),
+    Attr::new("host", str_ty(1, 255)),
+    Attr::new("binary", str_ty(1, 255)),
     Attr::new(
         "state",
         AttrType::Enum {
@@ -64,7 +64,7 @@ pub const API_ATTRS: [Attr; 9] = [
         },
     ),
     Attr::new("disabled", AttrType::Bool),
-    Attr::new("disabled_reason", AttrType::Str { min: 1, max: 255 }),
+    Attr::new("disabled_reason", str_ty(1, 255)),
     Attr::new("created_at", AttrType::DateTime).readonly(),
     Attr::new("updated_at", AttrType::DateTime).readonly(),
 ];

@@ -8,7 +8,9 @@ use crate::pagination;
 use crate::query::{self, ArgSpec, ArgType};
 use crate::request::{context, enforce};
 use crate::response::Reply;
-use crate::validation::{self, fromjson, invalid_input, typecheck, Attr, AttrType, FromJsonError};
+use crate::validation::{
+    self, fromjson, invalid_input, str_ty, typecheck, Attr, AttrType, FromJsonError,
+};
 use crate::{ApiState, RequestInfo};
 use axum::body::Body;
 use http::Method;
@@ -82,7 +84,7 @@ pub const API_ATTRS: [Attr; 4] = [
             max: None,
         },
     ),
-    Attr::new("project_id", AttrType::Str { min: 1, max: 255 }),
+    Attr::new("project_id", str_ty(1, 255)),
     Attr::new(
         "resource",
         AttrType::Enum {

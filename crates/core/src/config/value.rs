@@ -159,8 +159,10 @@ fn convert_int(spec: &OptSpec, raw: &str) -> Result<Option<i64>, String> {
         return Ok(None);
     }
     let invalid = || format!("invalid literal for int() with base 10: {}", repr_str(raw));
-    let digits = strip_digit_underscores(s).ok_or_else(invalid)?;
-    let value: i64 = digits.parse().map_err(|_| invalid())?;
+    // A value beyond `i64` is refused with the same text.
+    let value = crate::pyvalue::python_int(s)
+        .and_then(|v| i64::try_from(v).ok())
+        .ok_or_else(invalid)?;
     check_range(spec, value as f64, || value.to_string())?;
     Ok(Some(value))
 }
@@ -489,6 +491,20 @@ mod tests {
         for bad in ["1.5", "0x10", "ten", "1__0", "_1", "1_"] {
             assert!(convert_int(&spec, bad).is_err(), "{bad}");
         }
+    }
+
+    /// Options hold an `i64`: a larger value (an integer to Python) is refused as invalid.
+    #[test]
+    fn integers_beyond_i64_are_invalid() {
+        let spec = integer(4);
+        assert_eq!(
+            convert_int(&spec, "-9223372036854775808"),
+            Ok(Some(i64::MIN))
+        );
+        assert_eq!(
+            convert_int(&spec, "9223372036854775808"),
+            Err("invalid literal for int() with base 10: '9223372036854775808'".into())
+        );
     }
 
     #[test]

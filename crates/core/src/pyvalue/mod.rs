@@ -27,11 +27,14 @@
 //!   fixed fake value;
 //! * [`repr_str`], [`float_repr`]: Python's `repr()` of a string (with CPython's own
 //!   `str.isprintable()` table, generated from Python 3.11) and of a float; `pyjson` writes
-//!   floats with the same digits.
+//!   floats with the same digits;
+//! * [`python_int`]: Python's `int()` of decimal text, the one integer parser of every crate.
 
+mod int;
 mod literal;
 mod unprintable;
 
+pub use int::python_int;
 pub use literal::{literal_eval, literal_eval_value, LiteralError, LiteralErrorKind};
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};

@@ -326,7 +326,9 @@ fn int(v: &Value) -> Option<Value> {
         Value::Number(n) if n.is_i64() || n.is_u64() => Some(v.clone()),
         Value::Number(n) => n.as_f64().map(|f| Value::from(f.trunc() as i64)),
         Value::Bool(b) => Some(Value::from(i64::from(*b))),
-        Value::String(s) => s.trim().parse::<i64>().ok().map(Value::from),
+        Value::String(s) => openkeel_core::pyvalue::python_int(s)
+            .and_then(|i| i64::try_from(i).ok())
+            .map(Value::from),
         _ => None,
     }
 }
@@ -364,5 +366,20 @@ mod tests {
         assert_eq!(string(&json!([1])), None);
         assert!(truthy(&json!(0.5)));
         assert!(!truthy(&json!({})));
+    }
+
+    /// IntegerField coerces with Python's `int()` (`openkeel_core::pyvalue::python_int`):
+    /// underscores between digits are accepted, as CPython does; beyond `i64`, refused.
+    #[test]
+    fn integer_coercion_is_python_int() {
+        assert_eq!(int(&json!(" 12 ")), Some(json!(12)));
+        assert_eq!(int(&json!("+5")), Some(json!(5)));
+        assert_eq!(int(&json!("1_000")), Some(json!(1000)));
+        assert_eq!(int(&json!(2.7)), Some(json!(2)));
+        assert_eq!(int(&json!(true)), Some(json!(1)));
+        for bad in ["", "1.5", "1__0", "x", "9223372036854775808"] {
+            assert_eq!(int(&json!(bad)), None, "{bad}");
+        }
+        assert_eq!(int(&json!([1])), None);
     }
 }

@@ -5,14 +5,14 @@
 
 use crate::patch::PatchType;
 use crate::validation::{
-    coerce, fromjson, invalid_input, typecheck, unknown_attributes, Attr, AttrDefault, AttrType,
-    FromJsonError, ObjField, Shown,
+    coerce, fromjson, invalid_input, str_ty, typecheck, unknown_attributes, Attr, AttrDefault,
+    AttrType, FromJsonError, ObjField, Shown,
 };
 use openkeel_core::error::MagnumError;
 use openkeel_core::pyvalue::PyValue;
 use serde_json::Value;
 
-const STR255: AttrType = AttrType::Str { min: 1, max: 255 };
+const STR255: AttrType = str_ty(1, 255);
 const S: ObjField = ObjField::String { nullable: true };
 const I: ObjField = ObjField::Integer { nullable: true };
 
@@ -78,7 +78,7 @@ pub const API_ATTRS: [Attr; 36] = [
     Attr::new("project_id", AttrType::Text).readonly(),
     Attr::new("user_id", AttrType::Text).readonly(),
     Attr::new("hidden", AttrType::Bool).default(AttrDefault::Bool(false)),
-    Attr::new("tags", AttrType::Str { min: 0, max: 255 }),
+    Attr::new("tags", str_ty(0, 255)),
     Attr::new("driver", STR255),
     Attr::new("created_at", AttrType::DateTime).readonly(),
     Attr::new("updated_at", AttrType::DateTime).readonly(),
@@ -328,5 +328,16 @@ mod tests {
         assert_eq!(ok.attr("apiserver_port"), Some(PyValue::Int(5000)));
         assert_eq!(ok.attr("server_type"), Some(PyValue::str("vm")));
         assert_eq!(ok.attr("flavor_id"), None);
+    }
+
+    /// `ClusterTemplate(**doc)` with a non-dict `labels` (in a PATCH the object coercion of
+    /// the update decorators refuses it first, as in Magnum).
+    #[test]
+    fn constructor_labels_text() {
+        let doc = PyValue::from_json(&serde_json::json!({"image_id": "i", "labels": 5}));
+        assert_eq!(
+            construct(&doc).unwrap_err().message(),
+            "Invalid input for field/attribute labels. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}', got '<class 'int'>'"
+        );
     }
 }

@@ -68,7 +68,7 @@ pub async fn check_root_volume(
     default_boot_volume_size: i64,
 ) -> Result<(), ApiError> {
     if let Some(v) = labels.and_then(|l| l.get("boot_volume_size")) {
-        if crate::validation::python_int(v).is_none() {
+        if openkeel_core::pyvalue::python_int(v).is_none() {
             return Err(
                 MagnumError::invalid_parameter("boot_volume_size must be an integer").into(),
             );
@@ -79,7 +79,7 @@ pub async fn check_root_volume(
         FlavorRef::Null => None,
         FlavorRef::Unset => {
             let size = match labels.and_then(|l| l.get("boot_volume_size")) {
-                Some(v) => crate::validation::python_int(v).unwrap_or(0),
+                Some(v) => openkeel_core::pyvalue::python_int(v).unwrap_or(0),
                 None => i128::from(default_boot_volume_size),
             };
             if size > 0 {

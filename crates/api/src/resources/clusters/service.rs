@@ -193,14 +193,14 @@ pub(super) fn new_cluster(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::validation::cluster_name_matches;
 
     #[test]
     fn generated_names() {
         for _ in 0..50 {
             let n = crate::resources::generate_name("cluster");
             assert!(n.ends_with("-cluster"), "{n}");
-            assert!(wsme::cluster_name_matches(&n), "{n}");
+            assert!(cluster_name_matches(&n), "{n}");
         }
     }
 }

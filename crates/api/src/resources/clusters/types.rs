@@ -2,8 +2,9 @@
 //! (`magnum/api/controllers/v1/cluster.py`, `nodegroup.py`, `cluster_actions.py`): their
 //! attributes in declaration order, the objects' field orders, and the PATCH rules.
 
-use super::wsme::{str_ty, Attr, Default, Ty};
+use super::wsme::{Attr, Default};
 use crate::patch::PatchType;
+use crate::validation::{int_min, str_ty, AttrType};
 
 /// `ClusterStatus.ALL` (declaration order; Magnum prints a set, whose order varies).
 pub const STATUSES: &[&str] = &[
@@ -46,61 +47,69 @@ pub const FAILED_STATUSES: &[&str] = &[
     "RESUME_FAILED",
 ];
 
-const CREATED_AT: Attr = Attr::new("created_at", Ty::DateTime).readonly();
-const UPDATED_AT: Attr = Attr::new("updated_at", Ty::DateTime).readonly();
+const CREATED_AT: Attr = Attr::new("created_at", AttrType::DateTime).readonly();
+const UPDATED_AT: Attr = Attr::new("updated_at", AttrType::DateTime).readonly();
 
 pub mod cluster {
     use super::*;
 
-    pub const UUID: Attr = Attr::new("uuid", Ty::Uuid);
+    pub const UUID: Attr = Attr::new("uuid", AttrType::Uuid);
     pub const NAME: Attr = Attr::new(
         "name",
-        Ty::Str {
+        AttrType::Str {
             min: 1,
             max: 242,
             name_pattern: true,
         },
     );
-    pub const CLUSTER_TEMPLATE_ID: Attr = Attr::new("cluster_template_id", Ty::Text).mandatory();
+    pub const CLUSTER_TEMPLATE_ID: Attr =
+        Attr::new("cluster_template_id", AttrType::Text).mandatory();
     pub const KEYPAIR: Attr = Attr::new("keypair", str_ty(1, 255)).default(Default::None);
-    pub const NODE_COUNT: Attr =
-        Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1));
-    pub const MASTER_COUNT: Attr =
-        Attr::new("master_count", Ty::Int { min: 1 }).default(Default::Int(1));
-    pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", Ty::Int { min: 1 });
-    pub const LABELS: Attr = Attr::new("labels", Ty::Labels);
+    pub const NODE_COUNT: Attr = Attr::new("node_count", int_min(0)).default(Default::Int(1));
+    pub const MASTER_COUNT: Attr = Attr::new("master_count", int_min(1)).default(Default::Int(1));
+    pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", int_min(1));
+    pub const LABELS: Attr = Attr::new("labels", AttrType::Labels);
     pub const MASTER_FLAVOR_ID: Attr = Attr::new("master_flavor_id", str_ty(1, 255));
     pub const FLAVOR_ID: Attr = Attr::new("flavor_id", str_ty(1, 255));
     pub const CREATE_TIMEOUT: Attr =
-        Attr::new("create_timeout", Ty::Int { min: 0 }).default(Default::Int(60));
-    pub const LINKS: Attr = Attr::new("links", Ty::Links).readonly();
-    pub const STACK_ID: Attr = Attr::new("stack_id", Ty::Text).readonly();
-    pub const CLUSTER_ID: Attr = Attr::new("cluster_id", Ty::Text).readonly();
-    pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES, STATUSES_SHOWN));
-    pub const STATUS_REASON: Attr = Attr::new("status_reason", Ty::Text);
+        Attr::new("create_timeout", int_min(0)).default(Default::Int(60));
+    pub const LINKS: Attr = Attr::new("links", AttrType::Links).readonly();
+    pub const STACK_ID: Attr = Attr::new("stack_id", AttrType::Text).readonly();
+    pub const CLUSTER_ID: Attr = Attr::new("cluster_id", AttrType::Text).readonly();
+    pub const STATUS: Attr = Attr::new(
+        "status",
+        AttrType::Enum {
+            values: STATUSES,
+            shown: STATUSES_SHOWN,
+        },
+    );
+    pub const STATUS_REASON: Attr = Attr::new("status_reason", AttrType::Text);
     pub const HEALTH_STATUS: Attr = Attr::new(
         "health_status",
-        Ty::Enum(HEALTH_STATUSES, HEALTH_STATUSES_SHOWN),
+        AttrType::Enum {
+            values: HEALTH_STATUSES,
+            shown: HEALTH_STATUSES_SHOWN,
+        },
     );
-    pub const HEALTH_STATUS_REASON: Attr = Attr::new("health_status_reason", Ty::StrMap);
-    pub const DISCOVERY_URL: Attr = Attr::new("discovery_url", Ty::Text);
-    pub const API_ADDRESS: Attr = Attr::new("api_address", Ty::Text).readonly();
-    pub const COE_VERSION: Attr = Attr::new("coe_version", Ty::Text).readonly();
-    pub const CONTAINER_VERSION: Attr = Attr::new("container_version", Ty::Text).readonly();
-    pub const PROJECT_ID: Attr = Attr::new("project_id", Ty::Text).readonly();
-    pub const USER_ID: Attr = Attr::new("user_id", Ty::Text).readonly();
-    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", Ty::TextList).readonly();
-    pub const MASTER_ADDRESSES: Attr = Attr::new("master_addresses", Ty::TextList).readonly();
-    pub const FAULTS: Attr = Attr::new("faults", Ty::StrMap);
+    pub const HEALTH_STATUS_REASON: Attr = Attr::new("health_status_reason", AttrType::StrDict);
+    pub const DISCOVERY_URL: Attr = Attr::new("discovery_url", AttrType::Text);
+    pub const API_ADDRESS: Attr = Attr::new("api_address", AttrType::Text).readonly();
+    pub const COE_VERSION: Attr = Attr::new("coe_version", AttrType::Text).readonly();
+    pub const CONTAINER_VERSION: Attr = Attr::new("container_version", AttrType::Text).readonly();
+    pub const PROJECT_ID: Attr = Attr::new("project_id", AttrType::Text).readonly();
+    pub const USER_ID: Attr = Attr::new("user_id", AttrType::Text).readonly();
+    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", AttrType::TextList).readonly();
+    pub const MASTER_ADDRESSES: Attr = Attr::new("master_addresses", AttrType::TextList).readonly();
+    pub const FAULTS: Attr = Attr::new("faults", AttrType::StrDict);
     pub const FIXED_NETWORK: Attr = Attr::new("fixed_network", str_ty(1, 255));
     pub const FIXED_SUBNET: Attr = Attr::new("fixed_subnet", str_ty(1, 255));
-    pub const FLOATING_IP_ENABLED: Attr = Attr::new("floating_ip_enabled", Ty::Bool);
+    pub const FLOATING_IP_ENABLED: Attr = Attr::new("floating_ip_enabled", AttrType::Bool);
     pub const MERGE_LABELS: Attr =
-        Attr::new("merge_labels", Ty::Bool).default(Default::Bool(false));
-    pub const LABELS_OVERRIDDEN: Attr = Attr::new("labels_overridden", Ty::Labels);
-    pub const LABELS_ADDED: Attr = Attr::new("labels_added", Ty::Labels);
-    pub const LABELS_SKIPPED: Attr = Attr::new("labels_skipped", Ty::Labels);
-    pub const MASTER_LB_ENABLED: Attr = Attr::new("master_lb_enabled", Ty::Bool);
+        Attr::new("merge_labels", AttrType::Bool).default(Default::Bool(false));
+    pub const LABELS_OVERRIDDEN: Attr = Attr::new("labels_overridden", AttrType::Labels);
+    pub const LABELS_ADDED: Attr = Attr::new("labels_added", AttrType::Labels);
+    pub const LABELS_SKIPPED: Attr = Attr::new("labels_skipped", AttrType::Labels);
+    pub const MASTER_LB_ENABLED: Attr = Attr::new("master_lb_enabled", AttrType::Bool);
 
     /// `Cluster` in declaration order (then `APIBase`'s timestamps).
     pub const ATTRS: &[Attr] = &[
@@ -221,36 +230,40 @@ pub mod cluster {
 pub mod nodegroup {
     use super::*;
 
-    pub const ID: Attr = Attr::new("id", Ty::Int { min: 1 });
-    pub const UUID: Attr = Attr::new("uuid", Ty::Uuid);
+    pub const ID: Attr = Attr::new("id", int_min(1));
+    pub const UUID: Attr = Attr::new("uuid", AttrType::Uuid);
     pub const NAME: Attr = Attr::new("name", str_ty(1, 255)).default(Default::None);
-    pub const CLUSTER_ID: Attr = Attr::new("cluster_id", Ty::Uuid);
-    pub const PROJECT_ID: Attr = Attr::new("project_id", Ty::Text).readonly();
-    pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", Ty::Int { min: 1 });
-    pub const LABELS: Attr = Attr::new("labels", Ty::Labels);
-    pub const LINKS: Attr = Attr::new("links", Ty::Links).readonly();
+    pub const CLUSTER_ID: Attr = Attr::new("cluster_id", AttrType::Uuid);
+    pub const PROJECT_ID: Attr = Attr::new("project_id", AttrType::Text).readonly();
+    pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", int_min(1));
+    pub const LABELS: Attr = Attr::new("labels", AttrType::Labels);
+    pub const LINKS: Attr = Attr::new("links", AttrType::Links).readonly();
     pub const FLAVOR_ID: Attr = Attr::new("flavor_id", str_ty(1, 255));
     pub const IMAGE_ID: Attr = Attr::new("image_id", str_ty(1, 255));
-    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", Ty::TextList).readonly();
-    pub const NODE_COUNT: Attr =
-        Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1));
+    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", AttrType::TextList).readonly();
+    pub const NODE_COUNT: Attr = Attr::new("node_count", int_min(0)).default(Default::Int(1));
     pub const ROLE: Attr = Attr::new("role", str_ty(1, 255)).default(Default::Str("worker"));
     pub const MIN_NODE_COUNT: Attr =
-        Attr::new("min_node_count", Ty::Int { min: 0 }).default(Default::Int(0));
-    pub const MAX_NODE_COUNT: Attr =
-        Attr::new("max_node_count", Ty::Int { min: 0 }).default(Default::None);
-    pub const IS_DEFAULT: Attr = Attr::new("is_default", Ty::Bool);
-    pub const STACK_ID: Attr = Attr::new("stack_id", Ty::Text).readonly();
-    pub const STATUS: Attr = Attr::new("status", Ty::Enum(STATUSES, STATUSES_SHOWN));
-    pub const STATUS_REASON: Attr = Attr::new("status_reason", Ty::Text);
-    pub const VERSION: Attr = Attr::new("version", Ty::Text);
+        Attr::new("min_node_count", int_min(0)).default(Default::Int(0));
+    pub const MAX_NODE_COUNT: Attr = Attr::new("max_node_count", int_min(0)).default(Default::None);
+    pub const IS_DEFAULT: Attr = Attr::new("is_default", AttrType::Bool);
+    pub const STACK_ID: Attr = Attr::new("stack_id", AttrType::Text).readonly();
+    pub const STATUS: Attr = Attr::new(
+        "status",
+        AttrType::Enum {
+            values: STATUSES,
+            shown: STATUSES_SHOWN,
+        },
+    );
+    pub const STATUS_REASON: Attr = Attr::new("status_reason", AttrType::Text);
+    pub const VERSION: Attr = Attr::new("version", AttrType::Text);
     pub const MERGE_LABELS: Attr =
-        Attr::new("merge_labels", Ty::Bool).default(Default::Bool(false));
-    pub const LABELS_OVERRIDDEN: Attr = Attr::new("labels_overridden", Ty::Labels);
-    pub const LABELS_ADDED: Attr = Attr::new("labels_added", Ty::Labels);
-    pub const LABELS_SKIPPED: Attr = Attr::new("labels_skipped", Ty::Labels);
-    pub const NODE_LABELS: Attr = Attr::new("node_labels", Ty::StrMap);
-    pub const NODE_TAINTS: Attr = Attr::new("node_taints", Ty::DictList);
+        Attr::new("merge_labels", AttrType::Bool).default(Default::Bool(false));
+    pub const LABELS_OVERRIDDEN: Attr = Attr::new("labels_overridden", AttrType::Labels);
+    pub const LABELS_ADDED: Attr = Attr::new("labels_added", AttrType::Labels);
+    pub const LABELS_SKIPPED: Attr = Attr::new("labels_skipped", AttrType::Labels);
+    pub const NODE_LABELS: Attr = Attr::new("node_labels", AttrType::StrDict);
+    pub const NODE_TAINTS: Attr = Attr::new("node_taints", AttrType::DictList);
 
     /// `NodeGroup` in declaration order (then `APIBase`'s timestamps).
     pub const ATTRS: &[Attr] = &[
@@ -355,9 +368,9 @@ pub mod nodegroup {
 pub mod actions {
     use super::*;
 
-    pub const NODE_COUNT: Attr = Attr::new("node_count", Ty::Int { min: 0 }).mandatory();
+    pub const NODE_COUNT: Attr = Attr::new("node_count", int_min(0)).mandatory();
     pub const NODES_TO_REMOVE: Attr =
-        Attr::new("nodes_to_remove", Ty::TextList).default(Default::EmptyList);
+        Attr::new("nodes_to_remove", AttrType::TextList).default(Default::EmptyList);
     pub const NODEGROUP: Attr = Attr::new("nodegroup", str_ty(1, 255));
 
     /// `ClusterResizeRequest`.
@@ -369,7 +382,7 @@ pub mod actions {
         UPDATED_AT,
     ];
 
-    pub const MAX_BATCH_SIZE: Attr = Attr::new("max_batch_size", Ty::Int { min: 1 });
+    pub const MAX_BATCH_SIZE: Attr = Attr::new("max_batch_size", int_min(1));
     pub const CLUSTER_TEMPLATE: Attr = Attr::new("cluster_template", str_ty(1, 255));
 
     /// What the upgrade handler refuses with WSME's mandatory-field 400 when it is absent or

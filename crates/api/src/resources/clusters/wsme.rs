@@ -1,6 +1,6 @@
-//! WSME's typing of the cluster, nodegroup and action types: attribute declarations (type,
-//! read-only, mandatory, default) in Magnum's declaration order, and the two ways WSME
-//! applies them — `fromjson` for a request body (conversion, read-only / mandatory rules, then
+//! WSME's typing of the cluster, nodegroup and action types: over the attribute
+//! declarations of `types.rs` (the one type model, [`crate::validation::AttrType`]), the two
+//! ways WSME applies them — `fromjson` for a request body (conversion, read-only / mandatory rules, then
 //! the attribute setter) and the bare setter (`Type(**dict)`, after a JSON Patch).
 //!
 //! Values are [`PyValue`]s, as WSME sees them. Error texts are WSME's (`wsme/types.py`,
@@ -13,64 +13,11 @@ use openkeel_core::error::MagnumError;
 use openkeel_core::pyvalue::PyValue;
 use serde_json::Value;
 
-/// The cluster name pattern (the only `StringType` pattern used here).
-pub const CLUSTER_NAME_PATTERN: &str = "^[a-zA-Z][a-zA-Z0-9_.-]*$";
-
-/// `re.search(CLUSTER_NAME_PATTERN, s)` (`$` also matches before a final newline).
-pub fn cluster_name_matches(s: &str) -> bool {
-    let s = s.strip_suffix('\n').unwrap_or(s);
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-}
-
-/// An attribute's declared type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ty {
-    /// `wtypes.text`.
-    Text,
-    /// `wtypes.StringType(min_length, max_length[, pattern])`.
-    Str {
-        min: usize,
-        max: usize,
-        name_pattern: bool,
-    },
-    /// `wtypes.IntegerType(minimum)`.
-    Int { min: i64 },
-    /// `wtypes.Enum(wtypes.text, ...)`: the values and the message's list.
-    Enum(&'static [&'static str], &'static str),
-    /// Magnum's `types.boolean` / `types.BooleanType()`.
-    Bool,
-    /// Magnum's `types.uuid`.
-    Uuid,
-    /// `DictType(text, MultiType(text, int, bool, float))`.
-    Labels,
-    /// `DictType(text, text)`.
-    StrMap,
-    /// `[wtypes.text]`.
-    TextList,
-    /// `[{wtypes.text: wtypes.text}]`.
-    DictList,
-    /// `[link.Link]` (read-only).
-    Links,
-    /// `datetime.datetime` (read-only).
-    DateTime,
-}
-
 /// Declared defaults (`wsattr(..., default=X)`): the one default type of every API type.
 pub use crate::validation::AttrDefault as Default;
 
-/// One declared attribute: the one attribute model, over this module's [`Ty`].
-pub type Attr = crate::validation::Attr<Ty>;
-
-/// `StringType(min_length=a, max_length=b)`.
-pub const fn str_ty(min: usize, max: usize) -> Ty {
-    Ty::Str {
-        min,
-        max,
-        name_pattern: false,
-    }
-}
+/// One declared attribute: the one attribute model.
+pub use crate::validation::Attr;
 
 /// The set attributes of a complex value, in declaration order (`None` is a set `None`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -150,30 +97,10 @@ pub fn from_json(arg: &str, body: &Value, attrs: &[Attr]) -> Result<Fields, Magn
     Ok(out)
 }
 
-/// The shared WSME type (`crate::validation`) of an attribute, where there is one.
-fn shared(ty: Ty) -> Option<AttrType> {
-    Some(match ty {
-        Ty::Text => AttrType::Text,
-        Ty::Str { min, max, .. } => AttrType::Str { min, max },
-        Ty::Int { min } => AttrType::Int {
-            min: Some(min),
-            max: None,
-        },
-        Ty::Enum(values, shown) => AttrType::Enum { values, shown },
-        Ty::Bool => AttrType::Bool,
-        Ty::Uuid => AttrType::Uuid,
-        Ty::Labels => AttrType::Labels,
-        Ty::StrMap => AttrType::StrDict,
-        Ty::Links => AttrType::Links,
-        Ty::DateTime => AttrType::DateTime,
-        Ty::TextList | Ty::DictList => return None,
-    })
-}
-
 fn shown_converted(attr: &Attr, v: &PyValue) -> String {
     match (attr.ty, v) {
         // `str(datetime)` of what `parse_isodatetime` made of the text.
-        (Ty::DateTime, PyValue::Opaque { repr, .. }) => repr.clone(),
+        (AttrType::DateTime, PyValue::Opaque { repr, .. }) => repr.clone(),
         _ => v.py_str(),
     }
 }
@@ -190,108 +117,23 @@ pub fn int_value(v: Option<&PyValue>) -> Option<i128> {
 
 /// The `fromjson` step for one attribute.
 fn convert(attr: &Attr, raw: &PyValue) -> Result<PyValue, FromJsonError> {
-    if raw.is_none() {
-        return Ok(PyValue::None);
-    }
-    if let Some(ty) = shared(attr.ty) {
-        return validation::fromjson(ty, raw);
-    }
-    match raw {
-        PyValue::List(items) => {
-            if attr.ty == Ty::DictList {
-                if let Some(bad) = items
-                    .iter()
-                    .find(|i| !matches!(i, PyValue::Dict(_) | PyValue::None))
-                {
-                    return Err(FromJsonError::Value(format!(
-                        "Value not a valid dict: {}",
-                        bad.py_str()
-                    )));
-                }
-            }
-            Ok(raw.clone())
-        }
-        other => Err(FromJsonError::Value(format!(
-            "Value not a valid list: {}",
-            other.py_str()
-        ))),
-    }
-}
-
-fn wrong_type(expected: &str, v: &PyValue) -> String {
-    format!(
-        "Wrong type. Expected '{expected}', got '{}'",
-        v.class_repr()
-    )
-}
-
-fn check_str_values(items: &[(PyValue, PyValue)]) -> Result<(), String> {
-    for (k, v) in items {
-        for x in [k, v] {
-            if !matches!(x, PyValue::Str(_) | PyValue::None) {
-                return Err(wrong_type("<class 'str'>", x));
-            }
-        }
-    }
-    Ok(())
+    validation::fromjson(attr.ty, raw)
 }
 
 /// The attribute setter (`wsattr.__set__` → `validate_value`): the stored value.
 pub fn assign(attr: &Attr, v: &PyValue) -> Result<PyValue, MagnumError> {
-    if v.is_none() {
-        return Ok(PyValue::None);
-    }
-    let fail = |msg: String| invalid_input(attr.name, &v.py_str(), &msg);
-    if let Some(ty) = shared(attr.ty) {
-        if attr.ty == Ty::Labels && v.as_dict().is_none() {
-            // `DictType.validate` prints the value type with `MultiType.__str__`.
-            return Err(fail(wrong_type(
-                "{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}",
-                v,
-            )));
-        }
-        let shared_attr = validation::Attr::new(attr.name, ty);
-        let out = validation::typecheck(&shared_attr, v)?;
-        if let Ty::Str {
-            name_pattern: true, ..
-        } = attr.ty
-        {
-            if !out.as_str().is_some_and(cluster_name_matches) {
-                return Err(fail(format!(
-                    "Value should match the pattern {CLUSTER_NAME_PATTERN}"
-                )));
-            }
-        }
-        if let (Ty::Int { .. }, PyValue::Int(n)) = (attr.ty, &out) {
-            // The columns are int(11): larger values would fail later in the conductor.
-            if *n > i128::from(i32::MAX) {
-                return Err(fail(format!(
-                    "Value should be lower or equal to {}",
-                    i32::MAX
-                )));
-            }
-        }
-        return Ok(out);
-    }
-    let (PyValue::List(items) | PyValue::Tuple(items)) = v else {
-        let expected = if attr.ty == Ty::DictList {
-            "[{<class 'str'>: <class 'str'>}]"
-        } else {
-            "[<class 'str'>]"
-        };
-        return Err(fail(wrong_type(expected, v)));
-    };
-    for item in items {
-        match (attr.ty, item) {
-            (_, PyValue::None) | (Ty::TextList, PyValue::Str(_)) => {}
-            (Ty::DictList, PyValue::Dict(entries)) => check_str_values(entries).map_err(&fail)?,
-            (Ty::DictList, other) => {
-                return Err(fail(wrong_type("{<class 'str'>: <class 'str'>}", other)))
-            }
-            (_, other) => return Err(fail(wrong_type("<class 'str'>", other))),
+    let out = validation::typecheck(attr, v)?;
+    if let (AttrType::Int { .. }, PyValue::Int(n)) = (attr.ty, &out) {
+        // The columns are int(11): larger values would fail later in the conductor.
+        if *n > i128::from(i32::MAX) {
+            return Err(invalid_input(
+                attr.name,
+                &v.py_str(),
+                &format!("Value should be lower or equal to {}", i32::MAX),
+            ));
         }
     }
-    Ok(v.clone())
+    Ok(out)
 }
 
 /// `Type(**doc)`: each attribute of `order` (the object's field order) that `doc` holds goes
@@ -359,21 +201,23 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    use crate::validation::{cluster_name_matches, int_min};
+
     const ATTRS: &[Attr] = &[
         Attr::new(
             "name",
-            Ty::Str {
+            AttrType::Str {
                 min: 1,
                 max: 242,
                 name_pattern: true,
             },
         ),
-        Attr::new("cluster_template_id", Ty::Text).mandatory(),
-        Attr::new("node_count", Ty::Int { min: 0 }).default(Default::Int(1)),
-        Attr::new("labels", Ty::Labels),
-        Attr::new("links", Ty::Links).readonly(),
-        Attr::new("floating_ip_enabled", Ty::Bool),
-        Attr::new("uuid", Ty::Uuid),
+        Attr::new("cluster_template_id", AttrType::Text).mandatory(),
+        Attr::new("node_count", int_min(0)).default(Default::Int(1)),
+        Attr::new("labels", AttrType::Labels),
+        Attr::new("links", AttrType::Links).readonly(),
+        Attr::new("floating_ip_enabled", AttrType::Bool),
+        Attr::new("uuid", AttrType::Uuid),
     ];
 
     fn err(body: Value) -> String {
@@ -439,12 +283,12 @@ mod tests {
 
     #[test]
     fn setter_after_patch() {
-        let attr = Attr::new("node_count", Ty::Int { min: 0 });
+        let attr = Attr::new("node_count", int_min(0));
         assert_eq!(
             assign(&attr, &PyValue::str("5")).unwrap_err().message(),
             "Invalid input for field/attribute node_count. Value: '5'. '<' not supported between instances of 'str' and 'int'"
         );
-        let labels = Attr::new("labels", Ty::Labels);
+        let labels = Attr::new("labels", AttrType::Labels);
         assert_eq!(
             assign(&labels, &PyValue::Int(5)).unwrap_err().message(),
             "Invalid input for field/attribute labels. Value: '5'. Wrong type. Expected '{<class 'str'>: <class 'str'> | <class 'int'> | <class 'bool'> | <class 'float'>}', got '<class 'int'>'"
