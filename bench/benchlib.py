@@ -21,6 +21,7 @@ Subcommands (each prints one JSON object on stdout unless noted):
 """
 
 import argparse
+import collections
 import http.client
 import json
 import os
@@ -353,6 +354,49 @@ def cmd_mem(a):
     return 0
 
 
+def smaps_summary(pid):
+    """Where a process's resident memory is (/proc/PID/smaps), in KiB: per mapping kind
+    (the executable's file pages and its private dirty pages such as relocated
+    .data.rel.ro, shared libraries, [heap], anonymous mappings, thread stacks) and the
+    number of threads."""
+    exe = os.path.realpath("/proc/%d/exe" % pid)
+    out = collections.Counter()
+    name = None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            first = line.split()
+            if not first:
+                continue
+            if not first[0].endswith(":") or "-" in first[0]:
+                parts = line.split(None, 5)
+                name = parts[5].strip() if len(parts) > 5 else ""
+                continue
+            key = first[0][:-1]
+            if key not in ("Rss", "Private_Dirty"):
+                continue
+            kib = int(first[1])
+            if name == exe:
+                kind = "exe"
+            elif name == "[heap]":
+                kind = "heap"
+            elif name.startswith("[stack"):
+                kind = "stack"
+            elif name.startswith("/"):
+                kind = "libs"
+            elif name == "":
+                kind = "anon"
+            else:
+                kind = name
+            out["%s_%s_kib" % (kind, "rss" if key == "Rss" else "dirty")] += kib
+    out["threads"] = len(os.listdir("/proc/%d/task" % pid))
+    return dict(sorted(out.items()))
+
+
+def cmd_smaps(a):
+    print(json.dumps({str(p): smaps_summary(p) for p in parse_pids(a.pids)}))
+    return 0
+
+
 # ----------------------------------------------------------------- sqlcount
 
 def cmd_sqlcount(a):
@@ -593,6 +637,9 @@ def main():
     s = sub.add_parser("mem")
     s.add_argument("--pids", required=True)
 
+    s = sub.add_parser("smaps")
+    s.add_argument("--pids", required=True)
+
     s = sub.add_parser("sqlcount")
     s.add_argument("--socket", required=True)
     s.add_argument("--url", required=True)
@@ -609,7 +656,7 @@ def main():
         if isinstance(v, list) and v and v[0] == "--":
             setattr(a, attr, v[1:])
     return {"startup": cmd_startup, "check": cmd_check, "load": cmd_load, "mem": cmd_mem,
-            "sqlcount": cmd_sqlcount, "report": cmd_report}[a.sub](a)
+            "smaps": cmd_smaps, "sqlcount": cmd_sqlcount, "report": cmd_report}[a.sub](a)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 # Environment (defaults in brackets):
 #   BENCH_SETTLE   seconds each pair runs before it is measured (periodic tasks on)      [60]
 #   BENCH_BUILD    1: cargo build --release the two programs                              [1]
+#   BENCH_IMPLS    which pairs to run: "openkeel", "magnum" or both          [openkeel magnum]
 #
 # Each pair is started, answers `GET /` once, then runs BENCH_SETTLE seconds at rest (the
 # conductor's periodic tasks, heartbeats and RPC servers running; no clusters), and then the
@@ -16,7 +17,9 @@
 # VmHWM, `smaps_rollup` Pss; bench/benchlib.py mem). Magnum's programs run with one worker
 # each (`[api] workers = 1`, `[conductor] workers = 1`), their smallest configuration; a
 # deployment runs more (kolla: one per core, up to 5). Results:
-# bench/results/<UTC time>/memory_at_rest.jsonl (printed).
+# bench/results/<UTC time>/memory_at_rest.jsonl (printed), and where each process's resident
+# memory is (smaps-<impl>.json: the executable's pages, libraries, heap, anonymous mappings,
+# stacks, threads; bench/benchlib.py smaps).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -144,6 +147,7 @@ measure() { # measure IMPL API_PID CONDUCTOR_PID
     sleep "$SETTLE"
     "$PY" bench/benchlib.py mem --pids "$api" >"$RUN/api.json"
     "$PY" bench/benchlib.py mem --pids "$cond" >"$RUN/cond.json"
+    "$PY" bench/benchlib.py smaps --pids "$api,$cond" >"$OUT/smaps-$impl.json"
     "$PY" - "$impl" "$RUN/api.json" "$RUN/cond.json" "$SETTLE" <<'EOPY' | tee -a "$OUT/memory_at_rest.jsonl"
 import json, sys
 impl, api, cond, settle = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3])), int(sys.argv[4])
@@ -158,6 +162,8 @@ print(json.dumps({
 EOPY
 }
 
+IMPLS=${BENCH_IMPLS:-openkeel magnum}
+if [[ " $IMPLS " == *" openkeel "* ]]; then
 start openkeel-api "$BIN/openkeel-api" --config-file "$RUN/magnum.conf"
 api=${PIDS[-1]}
 start openkeel-conductor "$BIN/openkeel-conductor" --config-file "$RUN/magnum.conf"
@@ -165,6 +171,9 @@ cond=${PIDS[-1]}
 wait_api
 measure openkeel "$api" "$cond"
 stop_all
+fi
+
+if [[ " $IMPLS " == *" magnum "* ]]; then
 
 start magnum-api env PYTHONPATH="$ROOT/tests/python/interop" PYTHONWARNINGS=ignore HOME="$RUN" \
     "$PY" -m openkeel_interop.run api --config-file "$RUN/magnum.conf"
@@ -175,4 +184,5 @@ cond=${PIDS[-1]}
 wait_api
 measure magnum "$api" "$cond"
 stop_all
+fi
 echo "[bench] results: $OUT/memory_at_rest.jsonl" >&2

@@ -793,3 +793,26 @@ async fn the_server_listens_again_after_the_broker_is_cut_during_a_stream_of_cas
     assert!(answered.is_ok(), "the server never listened again");
     server.stop().await;
 }
+
+/// The frame size proposed to the broker is `[openkeel] amqp_frame_max` (16 KiB by default):
+/// the AMQP client's read and write buffers are 32 frames each, so RabbitMQ's 128 KiB would
+/// cost every process 8 MiB of memory (docs/performance.md, "Memory at rest").
+#[tokio::test]
+async fn the_negotiated_frame_size_is_amqp_frame_max() {
+    let Some(url) = transport_url() else {
+        return;
+    };
+    let s = settings(&url, 5);
+    assert_eq!(s.frame_max, 16_384);
+    let broker = openkeel_rpc::oslo::broker::Broker::new(s.clone());
+    let conn = broker.connection().await.unwrap();
+    assert_eq!(conn.configuration().frame_max(), 16_384);
+    broker.close().await;
+
+    let mut larger = (*s).clone();
+    larger.frame_max = 65_536;
+    let broker = openkeel_rpc::oslo::broker::Broker::new(Arc::new(larger));
+    let conn = broker.connection().await.unwrap();
+    assert_eq!(conn.configuration().frame_max(), 65_536);
+    broker.close().await;
+}

@@ -89,6 +89,7 @@ impl Broker {
             vhost: self.settings.virtual_host.clone(),
             query: AMQPQueryString {
                 heartbeat: Some(self.settings.heartbeat),
+                frame_max: Some(self.settings.frame_max),
                 connection_timeout: Some(self.settings.interval_max.as_millis().max(1000) as u64),
                 auth_mechanism: Some(auth_mechanism),
                 ..Default::default()

@@ -62,6 +62,8 @@ pub struct RabbitSettings {
     pub qos_prefetch_count: u16,
     /// `heartbeat_timeout_threshold` in seconds (0 disables heartbeats).
     pub heartbeat: u16,
+    /// `[openkeel] amqp_frame_max`: the frame size proposed to the broker.
+    pub frame_max: u32,
     pub retry_interval: Duration,
     pub retry_backoff: Duration,
     pub interval_max: Duration,
@@ -234,6 +236,7 @@ impl RabbitSettings {
             transient_queues_ttl: r.rabbit_transient_queues_ttl.max(0) as u64,
             qos_prefetch_count: r.rabbit_qos_prefetch_count.clamp(0, u16::MAX as i64) as u16,
             heartbeat: r.heartbeat_timeout_threshold.clamp(0, u16::MAX as i64) as u16,
+            frame_max: config.openkeel.amqp_frame_max.clamp(4096, u32::MAX as i64) as u32,
             retry_interval: secs(r.rabbit_retry_interval),
             retry_backoff: secs(r.rabbit_retry_backoff),
             interval_max: secs(r.rabbit_interval_max),

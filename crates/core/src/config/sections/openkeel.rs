@@ -90,6 +90,14 @@ config_section! {
         /// the listen backlog until one closes.
         api_max_connections: i64 = integer(1024).min(1).max(65_536);
 
+        /// Largest AMQP frame, in bytes, that openkeel-api and openkeel-conductor propose to
+        /// the broker when they connect (the broker's own limit, 128 KiB on RabbitMQ, still
+        /// applies). The AMQP client keeps a read and a write buffer of 32 frames per
+        /// connection, so this sizes each process's resident memory: 16 KiB is 1 MiB, 128 KiB
+        /// (what Magnum's py-amqp proposes) is 8 MiB. Larger messages are split into frames,
+        /// as AMQP does for any message; no message size limit comes from it.
+        amqp_frame_max: i64 = integer(16_384).min(4096).max(1_048_576);
+
         /// Where openkeel-api serves its Prometheus metrics (`GET /metrics`, plain HTTP,
         /// no authentication), as `address:port` (`127.0.0.1:9611`, `[::1]:9611`). Unset:
         /// no metrics listener. The all-in-one `openkeel` serves the API's and the
