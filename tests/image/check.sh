@@ -20,9 +20,10 @@
 # port>` passes in its container; magnum-api starts under `uwsgi
 # /etc/magnum/magnum-api-uwsgi.ini`, `healthcheck_curl http://127.0.0.1:<port>/healthcheck`
 # passes in its container, `GET /` answers from inside and from the host, `/v1/clusters`
-# without a token is 401, the processes run as magnum (42428), logs are where kolla's files say.
+# without a token is 401, the processes run as magnum (42428), logs are where kolla's files say;
+# with magnum_enable_tls_backend, the API answers HTTPS with kolla's certificate paths.
 #
-# Needs root, buildah, the images, and the test services (tests/services/env.sh:
+# Needs root, buildah, curl, openssl, the mysql client, the images, and the test services (tests/services/env.sh:
 # OPENKEEL_TEST_MYSQL_URL, OPENKEEL_TEST_RABBIT_URL, OPENKEEL_TEST_VENV; Keystone's URL if set).
 # Loopback only; the whole run is bounded by CHECK_TIMEOUT seconds (default 300); its
 # containers, processes, database and files are removed at the end, pass or fail.
@@ -59,6 +60,7 @@ since() {
 command -v buildah >/dev/null || fail "needs buildah (apt-get install buildah)"
 command -v mysql >/dev/null || fail "needs the mysql client (apt-get install mariadb-client)"
 command -v curl >/dev/null || fail "needs curl"
+command -v openssl >/dev/null || fail "needs openssl"
 if [ -z "${OPENKEEL_TEST_MYSQL_URL:-}" ] || [ -z "${OPENKEEL_TEST_RABBIT_URL:-}" ] ||
     [ -z "${OPENKEEL_TEST_VENV:-}" ]; then
     eval "$("$repo/tests/services/env.sh" 2>/dev/null)" || true
@@ -168,10 +170,15 @@ m = urlsplit(os.environ["OPENKEEL_TEST_MYSQL_URL"])
 q = urlsplit(os.environ["OPENKEEL_TEST_RABBIT_URL"])
 keystone = os.environ.get("OPENKEEL_TEST_KEYSTONE_URL", "http://127.0.0.1:5000/v3")
 keystone = keystone.rstrip("/").removesuffix("/v3")
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-port = s.getsockname()[1]
-s.close()
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+port, tls_port = free_port(), free_port()
 transport = "rabbit://%s:%s@%s:%d//" % (q.username, q.password, q.hostname, q.port or 5672)
 v = {
     "api_interface_address": "127.0.0.1",
@@ -204,11 +211,14 @@ v = {
     % (ident, ident),
 }
 json.dump(v, open(out, "w"))
-print("db_host=%s db_port=%d db_user=%s mq_port=%d api_port=%d"
-      % (m.hostname, m.port or 3306, unquote(m.username), q.port or 5672, port))
+# magnum_enable_tls_backend: the API's uWSGI listens with HTTPS (its own port here).
+v.update(magnum_enable_tls_backend="yes", magnum_api_listen_port=tls_port, magnum_api_port=tls_port)
+json.dump(v, open(out.replace(".json", "-tls.json"), "w"))
+print("db_host=%s db_port=%d db_user=%s mq_port=%d api_port=%d tls_port=%d"
+      % (m.hostname, m.port or 3306, unquote(m.username), q.port or 5672, port, tls_port))
 print("export MYSQL_PWD=%s" % __import__("shlex").quote(unquote(m.password or "")))
 EOF
-db_host='' db_port='' db_user='' mq_port='' api_port=''
+db_host='' db_port='' db_user='' mq_port='' api_port='' tls_port=''
 # shellcheck disable=SC1091
 . "$work/env"
 sql() { mysql -h "$db_host" -P "$db_port" -u "$db_user" -N -B -e "$1"; }
@@ -234,7 +244,16 @@ start_cmd=(dumb-init --single-child -- kolla_start)
 "$py" "$repo/tests/python/kolla_render.py" "$roles" "$work/vars.json" "$work/etc-kolla"
 grep -q "^http = 127.0.0.1:$api_port$" "$work/etc-kolla/magnum-api/magnum-api-uwsgi.ini" ||
     fail "rendered uwsgi ini: $(cat "$work/etc-kolla/magnum-api/magnum-api-uwsgi.ini")"
-ok "kolla-ansible's magnum templates rendered (config.json, magnum.conf, magnum-api-uwsgi.ini)"
+# ... and with magnum_enable_tls_backend, plus the certificate and key kolla-ansible's
+# copy-certs puts beside them (self-signed here).
+"$py" "$repo/tests/python/kolla_render.py" "$roles" "$work/vars-tls.json" "$work/etc-kolla-tls"
+grep -q "^https = 127.0.0.1:$tls_port,/etc/magnum/certs/magnum-cert.pem,/etc/magnum/certs/magnum-key.pem$" \
+    "$work/etc-kolla-tls/magnum-api/magnum-api-uwsgi.ini" ||
+    fail "rendered uwsgi ini (TLS): $(cat "$work/etc-kolla-tls/magnum-api/magnum-api-uwsgi.ini")"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+    -keyout "$work/etc-kolla-tls/magnum-api/magnum-key.pem" \
+    -out "$work/etc-kolla-tls/magnum-api/magnum-cert.pem" 2>/dev/null
+ok "kolla-ansible's magnum templates rendered (config.json, magnum.conf, magnum-api-uwsgi.ini; also with magnum_enable_tls_backend)"
 
 sql "CREATE DATABASE \`$db\` CHARACTER SET utf8mb4"
 db_made=1
@@ -252,12 +271,13 @@ new_container() {
 # kolla-ansible's default volumes also bring the host's /etc/localtime.
 localtime=()
 [ -e /etc/localtime ] && localtime=(-v /etc/localtime:/etc/localtime:ro)
-# run_in SECONDS NAME SERVICE [options] CONTAINER -- CMD: SECONDS 0 for no time limit.
+# run_in SECONDS NAME CONFIG [options] CONTAINER -- CMD: CONFIG the rendered service directory
+# under $work (etc-kolla/magnum-api, ...); SECONDS 0 for no time limit.
 run_in() {
-    local secs=$1 name=$2 svc=$3
+    local secs=$1 name=$2 config=$3
     shift 3
     timeout "$secs" buildah --storage-driver "${STORAGE_DRIVER:-vfs}" run --isolation chroot --hostname "okimg-$id-$name" \
-        -v "$work/etc-kolla/$svc:/var/lib/kolla/config_files:ro" \
+        -v "$work/$config:/var/lib/kolla/config_files:ro" \
         -v "$work/logs-$name:/var/log/kolla" "${localtime[@]}" \
         -e KOLLA_CONFIG_STRATEGY=COPY_ALWAYS "$@"
 }
@@ -286,7 +306,7 @@ uid_of() { awk '/^Uid:/ {print $2 "," $3 "," $4 "," $5}' /proc/"$1"/status; }
 #    `magnum-db-manage upgrade` and exits).
 new_container bootstrap "$prefix/magnum-api:$tag"
 t0=$(date +%s%3N)
-if ! run_in 120 bootstrap magnum-api -e KOLLA_BOOTSTRAP= "okimg-$id-bootstrap" -- \
+if ! run_in 120 bootstrap etc-kolla/magnum-api -e KOLLA_BOOTSTRAP= "okimg-$id-bootstrap" -- \
     "${start_cmd[@]}" >"$work/bootstrap.log" 2>&1; then
     fail "the bootstrap container failed"
 fi
@@ -298,7 +318,7 @@ ok "bootstrap (KOLLA_BOOTSTRAP): kolla_start -> magnum-db-manage upgrade in $(si
 
 # 2. magnum_conductor.
 new_container conductor "$prefix/magnum-conductor:$tag"
-run_in 0 conductor magnum-conductor "okimg-$id-conductor" -- "${start_cmd[@]}" \
+run_in 0 conductor etc-kolla/magnum-conductor "okimg-$id-conductor" -- "${start_cmd[@]}" \
     >"$work/conductor.log" 2>&1 &
 runs+=($!)
 crun=$!
@@ -323,7 +343,7 @@ ok "  ... and it is this container's: pid $cpid, uid 42428 (magnum), connected t
 
 # 3. magnum_api.
 new_container api "$prefix/magnum-api:$tag"
-run_in 0 api magnum-api "okimg-$id-api" -- "${start_cmd[@]}" >"$work/api.log" 2>&1 &
+run_in 0 api etc-kolla/magnum-api "okimg-$id-api" -- "${start_cmd[@]}" >"$work/api.log" 2>&1 &
 runs+=($!)
 arun=$!
 t0=$(date +%s%3N)
@@ -350,6 +370,26 @@ apid=$(echo "$apids" | head -1)
 ss -ntlp "( sport = :$api_port )" | grep -q "pid=$apid," || fail "uwsgi ($apid) does not listen on $api_port"
 ok "  ... served by this container's uwsgi: pid $apid, uid 42428 (magnum), listening on 127.0.0.1:$api_port"
 
+# 4. magnum_api with magnum_enable_tls_backend: uWSGI's `https = ...` with kolla's certificate.
+new_container api-tls "$prefix/magnum-api:$tag"
+run_in 0 api-tls etc-kolla-tls/magnum-api "okimg-$id-api-tls" -- "${start_cmd[@]}" \
+    >"$work/api-tls.log" 2>&1 &
+runs+=($!)
+trun=$!
+t0=$(date +%s%3N)
+turl=https://127.0.0.1:$tls_port
+wait_for 60 "healthcheck_curl $turl/healthcheck (in the TLS API's container)" \
+    exec_in api-tls healthcheck_curl "$turl/healthcheck"
+body=$(exec_in api-tls curl -sSk --fail "$turl/")
+case "$body" in *'"versions"'*"\"$turl/v1/\""*) ;; *) fail "GET / over HTTPS in the container: $body" ;; esac
+curl -sS --fail --max-time 10 -o /dev/null "http://127.0.0.1:$tls_port/" 2>/dev/null &&
+    fail "the TLS listener answered plain HTTP"
+tpid=$(procs_named "$trun" uwsgi | head -1)
+[ -n "$tpid" ] || fail "no uwsgi process under the TLS API's container"
+ss -ntlp "( sport = :$tls_port )" | grep -q "pid=$tpid," ||
+    fail "the TLS API's uwsgi ($tpid) does not listen on $tls_port"
+ok "magnum-api with magnum_enable_tls_backend: healthcheck_curl $turl/healthcheck passes in its container ($(since "$t0") s after start), GET / links are https, no plain HTTP"
+
 # Logs where kolla's files put them (the kolla_logs volume).
 grep -q INFO "$work/logs-api/magnum/magnum-api.log" || fail "no magnum-api.log"
 grep -q "GET /healthcheck => generated" "$work/logs-api/magnum/magnum-api-uwsgi.log" ||
@@ -361,8 +401,9 @@ ok "logs: /var/log/kolla/magnum/magnum-api.log, magnum-api-uwsgi.log (request li
 # docker stop (kolla-ansible's stop and restart): SIGTERM ends both within docker's 10 s.
 t0=$(date +%s%3N)
 stop_run "$arun" || fail "magnum-api's container did not end on SIGTERM within 10 s"
+stop_run "$trun" || fail "the TLS magnum-api's container did not end on SIGTERM within 10 s"
 stop_run "$crun" || fail "magnum-conductor's container did not end on SIGTERM within 10 s"
 runs=()
-ok "docker stop's SIGTERM (to dumb-init) ends magnum-api and magnum-conductor ($(since "$t0") s for both)"
+ok "docker stop's SIGTERM (to dumb-init) ends the magnum-api and magnum-conductor containers ($(since "$t0") s for the three)"
 
 say "$passed passed, 0 failed"
