@@ -23,8 +23,9 @@
 # without a token is 401, the processes run as magnum (42428), logs are where kolla's files say;
 # with magnum_enable_tls_backend, the API answers HTTPS with kolla's certificate paths.
 #
-# Needs root, buildah, curl, openssl, the mysql client, the images, and the test services (tests/services/env.sh:
-# OPENKEEL_TEST_MYSQL_URL, OPENKEEL_TEST_RABBIT_URL, OPENKEEL_TEST_VENV; Keystone's URL if set).
+# Needs root, buildah, curl, openssl, the mysql client, the images, and the test services
+# (tests/services/env.sh: OPENKEEL_TEST_MYSQL_URL, OPENKEEL_TEST_RABBIT_URL, OPENKEEL_TEST_VENV;
+# Keystone's URL if set).
 # Loopback only; the whole run is bounded by CHECK_TIMEOUT seconds (default 300); its
 # containers, processes, database and files are removed at the end, pass or fail.
 # STORAGE_DRIVER: buildah's storage driver (default vfs, as build.sh).
