@@ -3,7 +3,8 @@
 #
 #   tests/run.sh [CARGO TEST ARGS...]      e.g. tests/run.sh -p openkeel-db -- --nocapture
 #
-#  1. installs what is missing: Debian mariadb-server mariadb-client rabbitmq-server
+#  1. installs what is missing: Debian mariadb-server mariadb-client rabbitmq-server buildah
+#     debootstrap
 #     (noninteractive, no service auto-start) and the Python venv
 #     $OPENKEEL_TEST_HOME/venv with tests/python/requirements.txt (rebuilt only when the
 #     requirements change);
@@ -19,7 +20,10 @@
 #     OPENKEEL_TEST_BARBICAN_URL, OPENKEEL_TEST_KUBECONFIG and runs
 #     cargo fmt --check, cargo clippy -D warnings and cargo test --workspace (extra
 #     arguments go to cargo test; with -p/--package they replace --workspace);
-#  4. stops on exit what it started (nothing else), unless OPENKEEL_TEST_KEEP_SERVICES=1.
+#  4. on a whole-workspace run, builds the container images (deploy/images, buildah, a Debian
+#     base from debootstrap) with the programs the tests built and runs kolla's start path in
+#     them (tests/image/ci.sh);
+#  5. stops on exit what it started (nothing else), unless OPENKEEL_TEST_KEEP_SERVICES=1.
 #
 # With CI=true (.ci/run) every service is mandatory: one that cannot be installed or
 # started fails the run at once. Elsewhere it is a loud warning and the tests that need it
@@ -340,4 +344,9 @@ else
     phase clippy cargo clippy --workspace --all-targets -- -D warnings || true
 fi
 phase test cargo test "${test_args[@]}" || true
+# the container images, built with the programs the tests just built, and kolla's start path
+# inside them (tests/image/ci.sh); only on a whole-workspace run with the services
+if [ "$select_pkgs" = 0 ] && [ "$#" = 0 ] && [ "${OPENKEEL_TEST_SKIP_SERVICES:-0}" != 1 ]; then
+    phase image tests/image/ci.sh || true
+fi
 # cleanup (EXIT) stops what we started, prints the summary and sets the exit status

@@ -77,7 +77,7 @@ OK_PY_CAPI_REQS="$OK_REPO/tests/python/requirements-capi.txt"
 # $OK_VENV/kolla-site, with a stamp of its own (a change rebuilds kolla-site, not the venv)
 OK_PY_KOLLA_REQS="$OK_REPO/tests/python/requirements-kolla.txt"
 
-OK_APT_PACKAGES=(mariadb-server mariadb-client rabbitmq-server)
+OK_APT_PACKAGES=(mariadb-server mariadb-client rabbitmq-server buildah debootstrap)
 
 OK_MYSQL_URL="mysql://$OK_DB_USER:$OK_DB_PASS@127.0.0.1:$OK_MYSQL_PORT"
 OK_RABBIT_URL="amqp://$OK_MQ_USER:$OK_MQ_PASS@127.0.0.1:$OK_RABBIT_PORT/%2f"
