@@ -172,6 +172,29 @@ impl<T: VersionedObject + Clone> Inst<T> {
         self.reply(&after, &BTreeSet::new())
     }
 
+    /// The object's primitive as OVO serializes it at `version` (no Magnum object overrides
+    /// `obj_make_compatible`): its set fields, and its changes among them; and whether it has
+    /// changes.
+    fn primitive_at(self, version: &str) -> (Value, bool) {
+        let mut out = Map::new();
+        out.insert("magnum_object.name".into(), T::NAME.into());
+        out.insert("magnum_object.namespace".into(), codec::NAMESPACE.into());
+        out.insert("magnum_object.version".into(), version.into());
+        let changes: Vec<Value> = self
+            .obj
+            .changes
+            .iter()
+            .filter(|c| self.before.contains_key(c.as_str()))
+            .map(|c| Value::String(c.clone()))
+            .collect();
+        let changed = !changes.is_empty();
+        out.insert("magnum_object.data".into(), Value::Object(self.before));
+        if changed {
+            out.insert("magnum_object.changes".into(), Value::Array(changes));
+        }
+        (Value::Object(out), changed)
+    }
+
     /// After `refresh`: each set field that differs from the row is assigned (so it becomes
     /// changed); the incoming changes are kept.
     fn refreshed(&self, row: T) -> Value {
@@ -305,23 +328,7 @@ fn reserialize<T: VersionedObject + Clone>(prim: &Value) -> Result<(Value, bool)
         .and_then(Value::as_str)
         .unwrap_or(T::VERSION)
         .to_string();
-    let mut out = Map::new();
-    out.insert("magnum_object.name".into(), T::NAME.into());
-    out.insert("magnum_object.namespace".into(), codec::NAMESPACE.into());
-    out.insert("magnum_object.version".into(), version.into());
-    let changes: Vec<Value> = i
-        .obj
-        .changes
-        .iter()
-        .filter(|c| i.before.contains_key(c.as_str()))
-        .map(|c| Value::String(c.clone()))
-        .collect();
-    let changed = !changes.is_empty();
-    out.insert("magnum_object.data".into(), Value::Object(i.before));
-    if changed {
-        out.insert("magnum_object.changes".into(), Value::Array(changes));
-    }
-    Ok((Value::Object(out), changed))
+    Ok(i.primitive_at(&version))
 }
 
 /// `updates["cluster_template"]` of a Cluster reply (before `obj_what_changed`, which gains
@@ -591,22 +598,7 @@ fn backport_as<T: VersionedObject + Clone>(prim: &Value, args: &Args) -> Out {
         f.module = "oslo_versionedobjects.exception".into();
         return Err(f);
     }
-    let mut out = Map::new();
-    out.insert("magnum_object.name".into(), T::NAME.into());
-    out.insert("magnum_object.namespace".into(), codec::NAMESPACE.into());
-    out.insert("magnum_object.version".into(), target.into());
-    let changes: Vec<Value> = i
-        .obj
-        .changes
-        .iter()
-        .filter(|c| i.before.contains_key(c.as_str()))
-        .map(|c| Value::String(c.clone()))
-        .collect();
-    out.insert("magnum_object.data".into(), Value::Object(i.before));
-    if !changes.is_empty() {
-        out.insert("magnum_object.changes".into(), Value::Array(changes));
-    }
-    Ok(Value::Object(out))
+    Ok(i.primitive_at(&target).0)
 }
 
 /// `obj_to_primitive` refuses a target newer than the class (`InvalidTargetVersion`).
