@@ -5,6 +5,8 @@
 
 #[path = "common/coe.rs"]
 mod coe;
+#[path = "common/openapi_check.rs"]
+mod openapi_check;
 
 use coe::Cli;
 use std::net::SocketAddr;
@@ -32,15 +34,31 @@ async fn openstack_coe_flow() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let (srv, addr) = start(dir.path()).await;
+    // The real clients' traffic goes through a recording proxy: every answer they got must
+    // match docs/openapi.json (issue 15: the document checked against the end-to-end flows).
+    let rec = openapi_check::Recording::start(addr).await;
     let cli = Cli {
         openstack,
-        endpoint: format!("http://{addr}/v1"),
+        endpoint: format!("http://{}/v1", rec.addr),
         auth: coe::Auth::None,
     };
 
     coe::coe_flow(&cli, &srv.db).await;
 
     srv.stop().await.expect("stop");
+    let exchanges = rec.taken();
+    assert!(
+        exchanges.len() >= 20,
+        "{} exchanges recorded",
+        exchanges.len()
+    );
+    if let Some(report) = openapi_check::assert_exchanges_match(&exchanges, dir.path()) {
+        eprintln!(
+            "{} answers to the openstack coe flow match docs/openapi.json ({} operations)",
+            exchanges.len(),
+            report["covered"].as_array().map_or(0, Vec::len)
+        );
+    }
 }
 
 /// `openstack coe ca show / ca sign / ca rotate` and `openstack coe cluster config` with the
@@ -54,11 +72,15 @@ async fn openstack_coe_ca_and_cluster_config() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let (srv, addr) = start(dir.path()).await;
+    let rec = openapi_check::Recording::start(addr).await;
     let cli = Cli {
         openstack,
-        endpoint: format!("http://{addr}/v1"),
+        endpoint: format!("http://{}/v1", rec.addr),
         auth: coe::Auth::None,
     };
     coe::ca_flow(&cli, dir.path()).await;
     srv.stop().await.expect("stop");
+    let exchanges = rec.taken();
+    assert!(!exchanges.is_empty());
+    openapi_check::assert_exchanges_match(&exchanges, dir.path());
 }

@@ -23,6 +23,8 @@
 
 #[path = "common/capi.rs"]
 mod capi;
+#[path = "common/openapi_check.rs"]
+mod openapi_check;
 
 use openkeel_tests::capi_standin::CapiStandIn;
 use openkeel_tests::kapi;
@@ -246,14 +248,38 @@ async fn gophercloud_containerinfra_acceptance() {
     })
     .await
     .unwrap();
+    // gophercloud's traffic goes through a recording proxy: every answer it got must match
+    // docs/openapi.json too.
+    let rec = openapi_check::Recording::start(srv.addr).await;
     let region = ks
-        .register_container_infra(&format!("http://{}/v1", srv.addr))
+        .register_container_infra(&format!("http://{}/v1", rec.addr))
         .await;
 
     let (success, text) = acceptance(&go, &home, &src, &ks, &region, "6m").await;
+    // ... and keystonemiddleware's 401 for a request without a token, and with a bad one
+    for token in [None, Some("not-a-token")] {
+        let h: Vec<(&str, &str)> = token.map(|t| ("X-Auth-Token", t)).into_iter().collect();
+        let r = openkeel_tests::http(rec.addr, "GET", "/v1/clusters", &h, None)
+            .await
+            .unwrap();
+        assert_eq!(r.status, 401, "{}", r.text());
+    }
     ks.unregister_region(&region).await;
     srv.stop().await.unwrap();
     assert_passed(success, &text);
+    let exchanges = rec.taken();
+    assert!(
+        exchanges.len() >= 20,
+        "{} exchanges recorded",
+        exchanges.len()
+    );
+    if let Some(report) = openapi_check::assert_exchanges_match(&exchanges, dir.path()) {
+        eprintln!(
+            "{} answers to gophercloud's acceptance tests match docs/openapi.json ({} operations)",
+            exchanges.len(),
+            report["covered"].as_array().map_or(0, Vec::len)
+        );
+    }
 }
 
 /// The same acceptance tests once more against the all-in-one with the native Cluster API

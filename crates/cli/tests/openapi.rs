@@ -14,15 +14,15 @@
 
 #[path = "common/api.rs"]
 mod api;
+#[path = "common/openapi_check.rs"]
+mod openapi_check;
 
 use openkeel_tests::http;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn document_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json")
-}
+use openapi_check::document_path;
 
 const REGENERATE: &str = "cargo run -q --bin openkeel-openapi-generator > docs/openapi.json";
 
@@ -54,19 +54,7 @@ fn openapi_generator_prints_the_checked_in_document() {
 
 /// `tests/python/openapi_check.py ARGS` with the venv's Python: its exit status and output.
 fn check(args: &[&str]) -> Option<(bool, String)> {
-    let python = openkeel_tests::venv_bin("python")?;
-    let script = openkeel_tests::workspace_root().join("tests/python/openapi_check.py");
-    let out = openkeel_tests::helper_blocking(&python)
-        .arg(&script)
-        .args(args)
-        .output()
-        .expect("run openapi_check.py");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some((out.status.success(), text))
+    openapi_check::run(args)
 }
 
 #[test]
@@ -96,17 +84,8 @@ impl Recorder {
     ) -> (u16, Value) {
         let r = http(self.addr, method, path, headers, body).await.unwrap();
         let text = r.text();
-        self.exchanges.push(json!({
-            "method": method,
-            "path": path,
-            "status": r.status,
-            "headers": r
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect::<serde_json::Map<String, Value>>(),
-            "body": text,
-        }));
+        self.exchanges
+            .push(openapi_check::exchange(method, path, &r));
         (
             r.status,
             serde_json::from_str(&text).unwrap_or(Value::String(text)),
