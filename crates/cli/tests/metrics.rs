@@ -7,16 +7,15 @@
 
 #[path = "common/coe.rs"]
 mod coe;
+#[path = "common/openapi_check.rs"]
+mod openapi_check;
 #[path = "common/split.rs"]
 mod split;
 
-use axum::extract::{Request, State};
-use axum::response::Response;
 use coe::Cli;
 use openkeel::services::{self, ServiceOptions};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 
 /// The series of one family in a scrape: label set (as written) → value.
 fn family(scrape: &str, name: &str) -> BTreeMap<String, f64> {
@@ -46,76 +45,6 @@ async fn scrape(addr: SocketAddr) -> String {
         Some("text/plain; version=0.0.4; charset=utf-8")
     );
     r.text()
-}
-
-/// What the proxy saw: method, path (without the query), status.
-type Seen = Arc<Mutex<Vec<(String, String, u16)>>>;
-
-struct Proxy {
-    target: SocketAddr,
-    seen: Seen,
-}
-
-/// Forward one request to the API and remember it with the status it got.
-async fn forward(State(p): State<Arc<Proxy>>, req: Request) -> Response {
-    let method = req.method().to_string();
-    let path = req.uri().path().to_string();
-    let path_and_query = req
-        .uri()
-        .path_and_query()
-        .map_or_else(|| path.clone(), |pq| pq.as_str().to_string());
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .filter(|(k, _)| {
-            !matches!(
-                k.as_str(),
-                "host" | "connection" | "content-length" | "transfer-encoding"
-            )
-        })
-        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
-        .collect();
-    let body = axum::body::to_bytes(req.into_body(), 1 << 24)
-        .await
-        .unwrap();
-    let hdrs: Vec<(&str, &str)> = headers
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let r = openkeel_tests::http(
-        p.target,
-        &method,
-        &path_and_query,
-        &hdrs,
-        (!body.is_empty()).then_some(&body[..]),
-    )
-    .await
-    .unwrap();
-    p.seen.lock().unwrap().push((method, path, r.status));
-    let mut resp = Response::builder().status(r.status);
-    for (k, v) in &r.headers {
-        if !matches!(
-            k.as_str(),
-            "connection" | "content-length" | "transfer-encoding"
-        ) {
-            resp = resp.header(k, v);
-        }
-    }
-    resp.body(axum::body::Body::from(r.body)).unwrap()
-}
-
-async fn start_proxy(target: SocketAddr) -> (SocketAddr, Seen) {
-    let seen: Seen = Arc::default();
-    let app = axum::Router::new()
-        .fallback(forward)
-        .with_state(Arc::new(Proxy {
-            target,
-            seen: seen.clone(),
-        }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (addr, seen)
 }
 
 /// The route template of a path this test sends, written out by hand (not with the code
@@ -185,7 +114,8 @@ async fn the_metrics_listeners_count_what_the_cli_sent_through_api_and_conductor
     );
     assert!(before.contains("# TYPE openkeel_api_requests_total counter\n"));
 
-    let (proxy, seen) = start_proxy(api.addr).await;
+    let rec = openapi_check::Recording::start(api.addr).await;
+    let proxy = rec.addr;
     let cli = Cli {
         openstack,
         endpoint: format!("http://{proxy}/v1"),
@@ -215,8 +145,21 @@ async fn the_metrics_listeners_count_what_the_cli_sent_through_api_and_conductor
     assert_eq!(r.status, 404);
 
     // The API: exactly what the proxy forwarded, per route template, method and status.
-    let sent = seen.lock().unwrap().clone();
+    let exchanges = rec.taken();
+    let sent: Vec<(String, String, u64)> = exchanges
+        .iter()
+        .map(|e| {
+            let path = e["path"].as_str().unwrap_or_default();
+            (
+                e["method"].as_str().unwrap_or_default().to_string(),
+                path.split('?').next().unwrap_or_default().to_string(),
+                e["status"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
     assert!(sent.iter().any(|(_, _, s)| *s == 404));
+    // what the split processes answered matches docs/openapi.json too
+    openapi_check::assert_exchanges_match(&exchanges, dir.path());
     let mut expected: BTreeMap<String, f64> = BTreeMap::new();
     let mut expected_count: BTreeMap<String, f64> = BTreeMap::new();
     for (method, path, status) in &sent {
