@@ -46,19 +46,7 @@ async fn openstack_coe_flow() {
     coe::coe_flow(&cli, &srv.db).await;
 
     srv.stop().await.expect("stop");
-    let exchanges = rec.taken();
-    assert!(
-        exchanges.len() >= 20,
-        "{} exchanges recorded",
-        exchanges.len()
-    );
-    if let Some(report) = openapi_check::assert_exchanges_match(&exchanges, dir.path()) {
-        eprintln!(
-            "{} answers to the openstack coe flow match docs/openapi.json ({} operations)",
-            exchanges.len(),
-            report["covered"].as_array().map_or(0, Vec::len)
-        );
-    }
+    rec.assert_all_match(20, dir.path(), "the openstack coe flow");
 }
 
 /// `openstack coe ca show / ca sign / ca rotate` and `openstack coe cluster config` with the

@@ -267,19 +267,7 @@ async fn gophercloud_containerinfra_acceptance() {
     ks.unregister_region(&region).await;
     srv.stop().await.unwrap();
     assert_passed(success, &text);
-    let exchanges = rec.taken();
-    assert!(
-        exchanges.len() >= 20,
-        "{} exchanges recorded",
-        exchanges.len()
-    );
-    if let Some(report) = openapi_check::assert_exchanges_match(&exchanges, dir.path()) {
-        eprintln!(
-            "{} answers to gophercloud's acceptance tests match docs/openapi.json ({} operations)",
-            exchanges.len(),
-            report["covered"].as_array().map_or(0, Vec::len)
-        );
-    }
+    rec.assert_all_match(20, dir.path(), "gophercloud's acceptance tests");
 }
 
 /// The same acceptance tests once more against the all-in-one with the native Cluster API

@@ -96,6 +96,24 @@ impl Recording {
     pub fn taken(&self) -> Vec<Value> {
         self.exchanges.lock().unwrap().clone()
     }
+
+    /// At least `min` exchanges were recorded, and every answer matches the document
+    /// ([`assert_exchanges_match`]); says how many did, for `what`.
+    pub fn assert_all_match(&self, min: usize, dir: &Path, what: &str) {
+        let exchanges = self.taken();
+        assert!(
+            exchanges.len() >= min,
+            "{} exchanges recorded",
+            exchanges.len()
+        );
+        if let Some(report) = assert_exchanges_match(&exchanges, dir) {
+            eprintln!(
+                "{} answers to {what} match docs/openapi.json ({} operations)",
+                exchanges.len(),
+                report["covered"].as_array().map_or(0, Vec::len)
+            );
+        }
+    }
 }
 
 type Upstream = (SocketAddr, Arc<Mutex<Vec<Value>>>);
