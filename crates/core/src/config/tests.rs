@@ -104,9 +104,9 @@ fn tables_are_well_formed() {
     // [auto_scaling] 1, [manila_client] 7) and OpenKeel's 2 kubeconfig options and
     // helm_binary, [openkeel] list_concurrency and ordered_casts, and oslo.middleware's
     // [oslo_middleware] enable_proxy_headers_parsing (registered by magnum-api's pipeline),
-    // [openkeel]'s five limits of the API's listener (api_max_body_size, ...) and its two
-    // metrics listeners.
-    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 3 + 3 + 5 + 2);
+    // [openkeel]'s five limits of the API's listener (api_max_body_size, ...), its two
+    // metrics listeners and amqp_frame_max.
+    assert_eq!(total, 279 + 9 + 16 + 8 + 13 + 3 + 3 + 5 + 2 + 1);
 }
 
 #[test]
