@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reliability drills of issue 16: faults under a steady mixed load through openkeel-api.
 
-    tests/drills/drill.py broker    [--rate 50] [--cycles 5] [--down 10]
+    tests/drills/drill.py broker    [--rate 50] [--cycles 5] [--down 10] [--extra-conf FILE]
     tests/drills/drill.py mariadb   [--rate 50] [--cycles 3] [--down 10]
     tests/drills/drill.py conductor [--rate 20] [--cycles 4]
     tests/drills/drill.py slow      (tests/drills/slow.py)
@@ -761,7 +761,11 @@ def run_drill(args):
     out = args.out or tempfile.mkdtemp(prefix="okdrill-")
     os.makedirs(out, exist_ok=True)
     log("output in %s" % out)
-    dep = Deployment(out, args.bin, conductors=args.conductors)
+    extra_conf = ""
+    if args.extra_conf:
+        with open(args.extra_conf) as f:
+            extra_conf = "\n" + f.read()
+    dep = Deployment(out, args.bin, extra_conf=extra_conf, conductors=args.conductors)
     watcher = None
     ok = True
     try:
@@ -973,6 +977,9 @@ def main():
         os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug"))
     ap.add_argument("--out")
     ap.add_argument("--keep-db", action="store_true")
+    ap.add_argument("--extra-conf", metavar="FILE",
+                    help="appended to both processes' magnum.conf (e.g. an "
+                         "[oslo_messaging_rabbit] section with rabbit_quorum_queue = true)")
     args = ap.parse_args()
     d = DEFAULTS[args.drill]
     for name, v in zip(("rate", "cycles", "down", "up", "warmup", "tail", "conductors"), d):
