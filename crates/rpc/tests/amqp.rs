@@ -654,6 +654,80 @@ async fn quorum_queues_are_declared_as_oslo_declares_them() {
         .await;
 }
 
+/// OpenKeel's ordered queues are declared as the topic queue is (here durable quorum queues)
+/// with a single active consumer: a cast waiting in one survives what a cast waiting in the
+/// topic queue survives (the broker drill with quorum queues lost one that waited in an
+/// ordered queue declared non-durable and auto-delete).
+#[tokio::test]
+async fn ordered_queues_are_declared_as_the_topic_queue() {
+    let Some(url) = transport_url() else { return };
+    let t = topic();
+    let mut s = (*settings(&url, 10)).clone();
+    s.quorum_queue = true;
+    // A durable control exchange of its own: the other tests declare theirs non-durable.
+    s.exchange = format!("{t}-x");
+    let s = Arc::new(s);
+    let (tx, _seen) = mpsc::unbounded_channel();
+    let server = RpcServer::start_with(
+        s.clone(),
+        t.clone(),
+        "srv1",
+        Arc::new(TestDispatcher { seen: tx }),
+        true,
+    );
+    assert!(server.wait_listening(Duration::from_secs(30)).await);
+    let admin = admin_channel(&url).await;
+    let ordered: Vec<String> = (0..openkeel_rpc::oslo::ORDERED_SHARDS)
+        .map(|n| openkeel_rpc::oslo::ordered_queue(&t, n))
+        .collect();
+    let mut args = FieldTable::default();
+    args.insert(
+        "x-queue-type".into(),
+        lapin::types::AMQPValue::LongString("quorum".into()),
+    );
+    args.insert(
+        "x-single-active-consumer".into(),
+        lapin::types::AMQPValue::Boolean(true),
+    );
+    for q in &ordered {
+        // Re-declaring succeeds only with equivalent arguments and flags.
+        let d = admin
+            .queue_declare(
+                q.as_str().into(),
+                QueueDeclareOptions {
+                    durable: true,
+                    ..Default::default()
+                },
+                args.clone(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{q} is not a durable quorum queue with SAC: {e}"));
+        assert_eq!(d.consumer_count(), 1, "{q} is consumed");
+    }
+    server.stop().await;
+    // Unlike an auto-delete queue, it outlives its consumers, as the topic queue does.
+    let left = admin
+        .queue_declare(
+            ordered[0].as_str().into(),
+            QueueDeclareOptions {
+                passive: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .expect("the ordered queue outlives its consumer");
+    assert_eq!(left.consumer_count(), 0);
+    for q in ordered.iter().chain([&t, &format!("{t}.srv1")]) {
+        let _ = admin
+            .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+            .await;
+    }
+    let _ = admin
+        .exchange_delete(s.exchange.as_str().into(), Default::default())
+        .await;
+}
+
 /// Several brokers in `transport_url`: a host that refuses connections is skipped for the
 /// next one (oslo's round-robin failover).
 #[tokio::test]

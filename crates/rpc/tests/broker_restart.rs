@@ -14,7 +14,32 @@ use openkeel_rpc::transport::{Args, Dispatcher, RemoteFailure, RpcCaller};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Semaphore};
+
+/// The tests of this binary restart the one test broker: one at a time.
+static RESTARTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Stop the test broker's application for `pause` and start it again.
+async fn restart_broker(pause: Duration) {
+    let restart = openkeel_tests::BrokerBack;
+    openkeel_tests::rabbitctl(&["stop_app"]).unwrap();
+    tokio::time::sleep(pause).await;
+    openkeel_tests::rabbitctl(&["start_app"]).unwrap();
+    drop(restart);
+}
+
+/// Whether the broker can be restarted here (`false`: skip, failing in CI).
+fn broker_controllable() -> bool {
+    if let Err(e) = openkeel_tests::rabbitctl(&["-q", "status"]) {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the test broker cannot be controlled: {e}"
+        );
+        eprintln!("SKIPPED (not in CI): the broker is not the one tests/services started: {e}");
+        return false;
+    }
+    true
+}
 
 struct Echo {
     seen: mpsc::UnboundedSender<(String, Args)>,
@@ -47,14 +72,10 @@ async fn server_and_caller_survive_a_real_broker_restart() {
     let Some(amqp) = openkeel_tests::rabbit_url() else {
         return;
     };
-    if let Err(e) = openkeel_tests::rabbitctl(&["-q", "status"]) {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "the test broker cannot be controlled: {e}"
-        );
-        eprintln!("SKIPPED (not in CI): the broker is not the one tests/services started: {e}");
+    if !broker_controllable() {
         return;
     }
+    let _one = RESTARTS.lock().await;
     let url = amqp.replacen("amqp://", "rabbit://", 1);
     let mut s = RabbitSettings::for_url(&url, "openkeel-test").unwrap();
     s.rpc_response_timeout = Duration::from_secs(5);
@@ -80,11 +101,7 @@ async fn server_and_caller_survive_a_real_broker_restart() {
     );
 
     // The restart: the broker closes every connection and forgets the non-durable queues.
-    let restart = openkeel_tests::BrokerBack;
-    openkeel_tests::rabbitctl(&["stop_app"]).unwrap();
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    openkeel_tests::rabbitctl(&["start_app"]).unwrap();
-    drop(restart);
+    restart_broker(Duration::from_secs(2)).await;
 
     // Calls work again once both sides have reconnected and redeclared (the server its topic
     // queue, the caller its reply queue); until then they fail with a timeout or a 503, as
@@ -124,4 +141,142 @@ async fn server_and_caller_survive_a_real_broker_restart() {
     .await;
     assert!(got.is_ok(), "the cast after the restart never arrived");
     server.stop().await;
+}
+
+/// Records every request; `hold` waits until the gate opens.
+struct Gated {
+    seen: mpsc::UnboundedSender<Args>,
+    gate: Arc<Semaphore>,
+}
+
+#[async_trait]
+impl Dispatcher for Gated {
+    async fn dispatch(
+        &self,
+        _ctx: RequestContext,
+        _method: &str,
+        args: Args,
+    ) -> Result<Value, RemoteFailure> {
+        if let Ok(p) = self.gate.acquire().await {
+            drop(p);
+        }
+        let _ = self.seen.send(args);
+        Ok(Value::Null)
+    }
+}
+
+/// With `amqp_durable_queues`, casts about a cluster that wait in its ordered queue (the
+/// conductor busy: one executor, prefetch 1) survive a broker restart and all run, in order,
+/// as casts waiting in the durable topic queue do. The broker drill with quorum queues lost
+/// such a cast when the ordered queues were declared non-durable and auto-delete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn casts_waiting_in_a_durable_ordered_queue_survive_a_broker_restart() {
+    let Some(amqp) = openkeel_tests::rabbit_url() else {
+        return;
+    };
+    if !broker_controllable() {
+        return;
+    }
+    let _one = RESTARTS.lock().await;
+    let url = amqp.replacen("amqp://", "rabbit://", 1);
+    let topic = format!("okt-durable-{}", uuid::Uuid::new_v4().simple());
+    let mut s = RabbitSettings::for_url(&url, "openkeel-test").unwrap();
+    // A control exchange of its own: other tests declare `openkeel-test` non-durable.
+    s.exchange = format!("{topic}-x");
+    s.durable_queues = true;
+    s.executor_pool = 1;
+    s.qos_prefetch_count = 1;
+    s.rpc_response_timeout = Duration::from_secs(5);
+    s.retry_interval = Duration::from_millis(200);
+    s.retry_backoff = Duration::from_millis(200);
+    s.interval_max = Duration::from_secs(1);
+    let s = Arc::new(s);
+    let (tx, mut seen) = mpsc::unbounded_channel();
+    let gate = Arc::new(Semaphore::new(0));
+    let server = RpcServer::start_with(
+        s.clone(),
+        topic.clone(),
+        "srv1",
+        Arc::new(Gated {
+            seen: tx,
+            gate: gate.clone(),
+        }),
+        true,
+    );
+    assert!(server.wait_listening(Duration::from_secs(30)).await);
+    let caller = AmqpCaller::new(s.clone(), topic.clone()).with_ordered_casts(true);
+    let key = "5d0e3b7c-1111-4c5e-9a70-000000000001";
+    for i in 0..10 {
+        let mut a = Args::new();
+        a.insert("i".into(), json!(i));
+        caller.cast_ordered(&ctx(), key, "hold", a).await.unwrap();
+    }
+    // The first is running, the second waits for the executor, the third is prefetched: the
+    // rest wait in the broker, in the cluster's ordered queue.
+    let queue = openkeel_rpc::oslo::ordered_queue_of(&topic, key);
+    let conn = lapin::Connection::connect(&amqp, lapin::ConnectionProperties::default())
+        .await
+        .unwrap();
+    let admin = conn.create_channel().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let q = admin
+            .queue_declare(
+                queue.as_str().into(),
+                lapin::options::QueueDeclareOptions {
+                    passive: true,
+                    ..Default::default()
+                },
+                Default::default(),
+            )
+            .await
+            .unwrap();
+        if q.message_count() >= 7 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the casts never queued up in {queue}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(admin);
+    let _ = conn.close(200, "".into()).await;
+
+    restart_broker(Duration::from_secs(2)).await;
+    gate.add_permits(Semaphore::MAX_PERMITS / 2);
+
+    let mut got = Vec::new();
+    let all = tokio::time::timeout(Duration::from_secs(60), async {
+        while got.len() < 10 {
+            match seen.recv().await {
+                Some(a) => got.push(a["i"].as_i64().unwrap_or(-1)),
+                None => break,
+            }
+        }
+    })
+    .await;
+    assert!(
+        all.is_ok(),
+        "casts lost in the broker restart: ran only {got:?}"
+    );
+    assert_eq!(got, (0..10).collect::<Vec<_>>(), "in the order sent");
+    server.stop().await;
+    let conn = lapin::Connection::connect(&amqp, lapin::ConnectionProperties::default())
+        .await
+        .unwrap();
+    let admin = conn.create_channel().await.unwrap();
+    let mut queues: Vec<String> = (0..openkeel_rpc::oslo::ORDERED_SHARDS)
+        .map(|n| openkeel_rpc::oslo::ordered_queue(&topic, n))
+        .collect();
+    queues.push(topic.clone());
+    queues.push(format!("{topic}.srv1"));
+    for q in &queues {
+        let _ = admin
+            .queue_delete(q.as_str().into(), Default::default())
+            .await;
+    }
+    let _ = admin
+        .exchange_delete(s.exchange.as_str().into(), Default::default())
+        .await;
 }

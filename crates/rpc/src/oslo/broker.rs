@@ -259,6 +259,26 @@ impl Broker {
 
     /// Declare a topic-style queue bound to the control exchange with its own name as key.
     pub async fn declare_topic_queue(&self, ch: &Channel, name: &str) -> Result<(), BrokerError> {
+        self.declare_bound_queue(ch, name, self.topic_queue_args())
+            .await
+    }
+
+    /// Declare one of OpenKeel's ordered queues ([`super::ordered_queue`]): a topic-style
+    /// queue (durable, quorum, auto-delete as the topic queue is, so that a cast waiting in it
+    /// survives what one waiting in the topic queue survives) consumed by a single active
+    /// consumer at a time (`x-single-active-consumer`).
+    pub async fn declare_ordered_queue(&self, ch: &Channel, name: &str) -> Result<(), BrokerError> {
+        let mut args = self.topic_queue_args();
+        args.insert("x-single-active-consumer".into(), AMQPValue::Boolean(true));
+        self.declare_bound_queue(ch, name, args).await
+    }
+
+    async fn declare_bound_queue(
+        &self,
+        ch: &Channel,
+        name: &str,
+        args: FieldTable,
+    ) -> Result<(), BrokerError> {
         let s = &self.settings;
         self.declare_control_exchange(ch).await?;
         ch.queue_declare(
@@ -268,7 +288,7 @@ impl Broker {
                 auto_delete: s.auto_delete,
                 ..Default::default()
             },
-            self.topic_queue_args(),
+            args,
         )
         .await?;
         ch.queue_bind(

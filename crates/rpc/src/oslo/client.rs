@@ -198,7 +198,8 @@ impl RpcCaller for AmqpCaller {
 
     /// With ordered casts, to the cluster's ordered queue, published `mandatory`: when the
     /// broker returns it (no OpenKeel conductor has declared that queue: Python conductors
-    /// only, or none yet), to the topic as [`RpcCaller::cast`] does.
+    /// only, or a restarted broker that forgot a non-durable one), to the topic as
+    /// [`RpcCaller::cast`] does.
     async fn cast_ordered(
         &self,
         ctx: &RequestContext,

@@ -70,10 +70,11 @@ impl RpcServer {
     }
 
     /// [`RpcServer::start`], and with `ordered` also OpenKeel's ordered queues of the topic
-    /// ([`super::ORDERED_SHARDS`] of them, [`super::ordered_queue`]): declared non-durable and
-    /// auto-deleted with `x-single-active-consumer`, so that RabbitMQ delivers each one to a
-    /// single conductor at a time (another takes over when its connection goes) and the casts
-    /// of one cluster reach one conductor, in the order they were published.
+    /// ([`super::ORDERED_SHARDS`] of them, [`super::ordered_queue`]): declared as the topic
+    /// queue is, with `x-single-active-consumer`
+    /// ([`super::broker::Broker::declare_ordered_queue`]), so that RabbitMQ delivers each one
+    /// to a single conductor at a time (another takes over when its connection goes) and the
+    /// casts of one cluster reach one conductor, in the order they were published.
     pub fn start_with(
         settings: Arc<RabbitSettings>,
         topic: impl Into<String>,
@@ -316,30 +317,9 @@ async fn set_up(
     .map(|(t, q)| (t.to_string(), q.to_string()))
     .collect();
     if state.ordered {
-        let mut args = FieldTable::default();
-        args.insert(
-            "x-single-active-consumer".into(),
-            lapin::types::AMQPValue::Boolean(true),
-        );
         for shard in 0..super::ORDERED_SHARDS {
             let q = super::ordered_queue(&state.topic, shard);
-            ch.queue_declare(
-                q.as_str().into(),
-                QueueDeclareOptions {
-                    auto_delete: true,
-                    ..Default::default()
-                },
-                args.clone(),
-            )
-            .await?;
-            ch.queue_bind(
-                q.as_str().into(),
-                state.settings.exchange.as_str().into(),
-                q.as_str().into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await?;
+            b.declare_ordered_queue(&ch, &q).await?;
             queues.push((format!("o{shard}"), q));
         }
     }
