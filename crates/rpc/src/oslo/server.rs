@@ -21,7 +21,7 @@ use crate::transport::{Dispatcher, RemoteFailure};
 use futures_util::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions,
-    QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
+    QueueBindOptions, QueueDeleteOptions,
 };
 use lapin::types::FieldTable;
 use lapin::ExchangeKind;
