@@ -322,10 +322,10 @@ async fn reply_loop(
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(error = %e, "reply queue consumer cannot start; retrying");
-                let pause = broker.settings().backoff(attempt);
+                let pause = broker.pause_before_retry(attempt);
                 attempt = attempt.saturating_add(1);
                 tokio::select! {
-                    _ = tokio::time::sleep(pause) => {}
+                    _ = pause => {}
                     _ = stop.changed() => {}
                 }
                 continue;
@@ -393,7 +393,7 @@ async fn reply_loop(
             break;
         }
         tracing::warn!("reply queue consumer stopped; reconnecting");
-        tokio::time::sleep(broker.settings().backoff(0)).await;
+        broker.pause_before_retry(0).await;
     }
     broker.close().await;
 }

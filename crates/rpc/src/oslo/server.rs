@@ -163,10 +163,10 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
             Ok(x) => x,
             Err(e) => {
                 tracing::warn!(error = %e, topic = %state.topic, "RPC server cannot listen; retrying");
-                let pause = state.settings.backoff(attempt);
+                let pause = state.listen.pause_before_retry(attempt);
                 attempt = attempt.saturating_add(1);
                 tokio::select! {
-                    _ = tokio::time::sleep(pause) => {}
+                    _ = pause => {}
                     _ = stop.changed() => {}
                 }
                 continue;
@@ -247,7 +247,7 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
             break;
         }
         tracing::warn!(topic = %state.topic, "RPC server lost the broker; reconnecting");
-        tokio::time::sleep(state.settings.backoff(0)).await;
+        state.listen.pause_before_retry(0).await;
     }
     // Let the requests in progress finish (bounded), then clean up.
     let all = state.settings.executor_pool.min(u32::MAX as usize) as u32;
