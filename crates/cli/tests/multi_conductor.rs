@@ -811,3 +811,83 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
         c.kill9().await;
     }
 }
+
+/// A conductor killed with SIGKILL in the middle of a nodegroup delete: the cast goes to the
+/// next conductor, which deletes the nodegroup. (The delete saves the cluster's
+/// `UPDATE_IN_PROGRESS` before its driver call and the nodegroup's `DELETE_IN_PROGRESS` only
+/// after it, as Magnum does: when the cast was acked on receipt, as oslo acks it, the status
+/// sync then completed the cluster and the nodegroup stayed for good — a 204 never acted on,
+/// as the conductor drill saw. OpenKeel's ordered casts are acked once handled.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_nodegroup_delete_whose_conductor_is_killed_is_carried_out_by_another() {
+    if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
+        return;
+    }
+    let mdb = openkeel_tests::fresh_mysql_database()
+        .await
+        .expect("MariaDB");
+    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
+    openkeel_db::manage::upgrade(&db).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut conductors, api) = fleet(dir.path(), mdb.url(), true, 0).await;
+    let addr = api.addr;
+    // Every driver operation on this cluster takes 4 s: long enough to be killed in.
+    let slow = serde_json::json!({"simulator_call_seconds": "4"});
+    let (s, c) = api::call(
+        addr,
+        "POST",
+        "/v1/clusters",
+        Some(
+            serde_json::json!({"name": "ngdel", "cluster_template_id": "k8s",
+                                "node_count": 1, "labels": slow}),
+        ),
+    )
+    .await;
+    assert_eq!(s, 202, "{c}");
+    let uuid = c["uuid"].as_str().unwrap().to_string();
+    api::wait_status(addr, "ngdel", "CREATE_COMPLETE").await;
+    let (s, n) = api::call(
+        addr,
+        "POST",
+        "/v1/clusters/ngdel/nodegroups",
+        Some(serde_json::json!({"name": "extra", "node_count": 1})),
+    )
+    .await;
+    assert_eq!(s, 202, "{n}");
+    api::wait_ng(addr, "ngdel", "extra", Some("CREATE_COMPLETE")).await;
+    api::wait_status(addr, "ngdel", "UPDATE_COMPLETE").await;
+
+    let m = marks(&conductors);
+    let (s, d) = api::call(addr, "DELETE", "/v1/clusters/ngdel/nodegroups/extra", None).await;
+    assert_eq!(s, 204, "{d}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let victims = loop {
+        let r = running(&conductors, &m, &uuid);
+        if !r.is_empty() {
+            break r;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the nodegroup delete never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for &i in &victims {
+        eprintln!("killing {} in the middle of the delete", conductors[i].host);
+        conductors[i].kill9().await;
+        let ended = format!("operation ended cluster={uuid}");
+        assert!(
+            !conductors[i].log_since(m[i]).contains(&ended),
+            "the delete ended before the kill"
+        );
+    }
+    // Another conductor takes the cast over and deletes the nodegroup.
+    api::wait_ng(addr, "ngdel", "extra", None).await;
+    api::wait_status(addr, "ngdel", "UPDATE_COMPLETE").await;
+
+    api.stop().await.unwrap();
+    for c in &mut conductors {
+        c.kill9().await;
+    }
+}

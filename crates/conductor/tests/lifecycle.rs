@@ -396,6 +396,75 @@ async fn nodegroup_create_update_delete() {
     });
 }
 
+/// OpenKeel's ordered casts are acked once handled, so a cast whose conductor went away is
+/// handed to another and can run twice: a create that already stored its rows is not done
+/// again, and a nodegroup create left `CREATE_IN_PROGRESS` before its cluster was marked is
+/// carried on.
+#[tokio::test]
+async fn creates_handed_out_twice_are_carried_on_not_repeated() {
+    on_every_backend!(|db| {
+        let (c, rec) = conductor(db);
+        let t = template(db, "k8s", "v1.31.2", "ubuntu").await;
+        let obj = new_cluster(&t, "twice", &[]);
+        let uuid = obj.data.uuid.clone().unwrap();
+        c.handle_cluster_create(&ctx(), obj.clone(), 1, 1, 60)
+            .await
+            .expect("first create");
+        let first = cluster_row(db, &uuid).await;
+        rec.take();
+        let again = c
+            .handle_cluster_create(&ctx(), obj, 1, 1, 60)
+            .await
+            .expect("the second run is not an error");
+        assert_eq!(again.uuid.as_deref(), Some(uuid.as_str()));
+        assert_eq!(cluster_row(db, &uuid).await.stack_id, first.stack_id);
+        assert_eq!(ngs(db, &uuid).await.len(), 2);
+        assert!(rec.take().is_empty(), "no second create notification");
+        c.sync_cluster_status().await;
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::CreateComplete
+        );
+
+        // A nodegroup create whose first run stored the row and went no further.
+        let cl = cluster_row(db, &uuid).await;
+        let ng = new_nodegroup(&cl, "half", 1);
+        let mut row = ng.data.clone();
+        row.status = Some(ClusterStatus::CreateInProgress);
+        openkeel_db::nodegroup::create_in_cluster(db, &row)
+            .await
+            .unwrap();
+        let created = c
+            .handle_nodegroup_create(&ctx(), Obj::unchanged(cl.clone()), ng.clone())
+            .await
+            .expect("carried on");
+        assert_eq!(created.status, Some(ClusterStatus::CreateInProgress));
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::UpdateInProgress
+        );
+        c.sync_cluster_status().await;
+        assert_eq!(
+            ng_named(db, &uuid, "half").await.status,
+            Some(ClusterStatus::CreateComplete)
+        );
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::UpdateComplete
+        );
+        // Run once more after it ended: nothing changes.
+        let done = c
+            .handle_nodegroup_create(&ctx(), Obj::unchanged(cl), ng)
+            .await
+            .expect("already handled");
+        assert_eq!(done.status, Some(ClusterStatus::CreateComplete));
+        assert_eq!(
+            status(&cluster_row(db, &uuid).await),
+            ClusterStatus::UpdateComplete
+        );
+    });
+}
+
 #[tokio::test]
 async fn delete_removes_the_rows() {
     on_every_backend!(|db| {

@@ -111,6 +111,19 @@ impl Conductor {
             Err(e @ openkeel_db::DbError::ClusterTemplateNotFound(_)) => {
                 return self.create_failed_before_driver(ctx, data, e.into()).await
             }
+            // The cast handed out again after the conductor that took it went away (ordered
+            // casts are acked once handled): that one stored the cluster, and what it left in
+            // progress the status sync finishes or fails (an interrupted create without `stack_id` fails at the next tick).
+            Err(e @ openkeel_db::DbError::ClusterAlreadyExists { .. }) => {
+                let uuid = data.uuid.as_deref().unwrap_or_default();
+                return match cluster_db::get_by_uuid(&self.db, &scope, uuid).await {
+                    Ok(existing) => {
+                        tracing::info!(cluster = %uuid, "cluster create already handled");
+                        Ok(existing)
+                    }
+                    Err(_) => Err(e.into()),
+                };
+            }
             Err(e) => return Err(e.into()),
         };
 

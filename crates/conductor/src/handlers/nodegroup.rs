@@ -52,7 +52,28 @@ impl Conductor {
         // the other order; docs/differences.md).
         let mut data = nodegroup.data;
         data.status = Some(ClusterStatus::CreateInProgress);
-        let ng = Obj::unchanged(ng_db::create_in_cluster(&self.db, &data).await?);
+        let ng = match ng_db::create_in_cluster(&self.db, &data).await {
+            Ok(ng) => Obj::unchanged(ng),
+            Err(e @ openkeel_db::DbError::NodeGroupAlreadyExists { .. }) => {
+                // This very nodegroup (same uuid): the cast was handed out again after the
+                // conductor that took it went away (ordered casts are acked once handled). A
+                // create it left in progress is carried on; one that ended stays as it is.
+                let scope = Scope::from(ctx);
+                let uuid = data.uuid.as_str();
+                match ng_db::get_by_uuid(&self.db, &scope, &data.cluster_id, uuid).await {
+                    Ok(ng) if ng.status == Some(ClusterStatus::CreateInProgress) => {
+                        tracing::info!(nodegroup = %uuid, "nodegroup create taken over from another conductor");
+                        Obj::unchanged(ng)
+                    }
+                    Ok(ng) => {
+                        tracing::info!(nodegroup = %uuid, "nodegroup create already handled");
+                        return Ok(ng);
+                    }
+                    Err(_) => return Err(e.into()),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        };
         let mut c = cluster;
         set_cluster_status(&mut c, ClusterStatus::UpdateInProgress);
         save_cluster(&self.db, &mut c).await?;

@@ -28,6 +28,14 @@ pub fn ordered_queue(topic: &str, shard: usize) -> String {
     format!("{topic}.openkeel-ordered.{shard}")
 }
 
+/// Whether `name` (a delivery's routing key) is one of `topic`'s ordered queues.
+pub fn is_ordered_queue(topic: &str, name: &str) -> bool {
+    name.strip_prefix(topic)
+        .and_then(|rest| rest.strip_prefix(".openkeel-ordered."))
+        .and_then(|n| n.parse::<usize>().ok())
+        .is_some_and(|n| n < ORDERED_SHARDS)
+}
+
 /// The ordered queue of the casts about `key` (a cluster uuid): FNV-1a of the key, so that
 /// every openkeel-api process picks the same one.
 pub fn ordered_queue_of(topic: &str, key: &str) -> String {

@@ -201,33 +201,28 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
                     break;
                 }
             };
-            // Ack on receipt, as oslo.messaging's RPC listener does (at-most-once).
-            // Bounded: an ack queued as the connection died may never be resolved. A failed
-            // ack means the channel is gone: the request is dropped (as oslo drops it) and
-            // the server listens again on a new channel.
-            match tokio::time::timeout(ACK_TIMEOUT, delivery.acker.ack(BasicAckOptions::default()))
-                .await
-            {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "could not ack a request; it is dropped as oslo drops it");
-                    break;
-                }
-                Err(_) => {
-                    tracing::warn!(
-                        timeout_s = ACK_TIMEOUT.as_secs(),
-                        "an ack did not complete; the request is dropped as oslo drops it"
-                    );
-                    break;
-                }
+            // Ack on receipt, as oslo.messaging's RPC listener does (at-most-once), except
+            // the casts of OpenKeel's ordered queues (only OpenKeel's API sends them, only
+            // OpenKeel's conductors take them): those are acked once handled, so that a
+            // conductor killed in the middle of one leaves it to the next active consumer
+            // (at-least-once; the handlers tolerate a second run).
+            let late_ack = state.ordered
+                && super::is_ordered_queue(&state.topic, delivery.routing_key.as_str());
+            let request = parse(&delivery.data);
+            if (!late_ack || request.is_none()) && !ack(&delivery.acker).await {
+                break;
             }
             let permit = match state.permits.clone().acquire_owned().await {
                 Ok(p) => p,
                 Err(_) => break,
             };
-            let Some(request) = parse(&delivery.data) else {
+            let Some(request) = request else {
                 continue;
             };
+            if late_ack && delivery.redelivered {
+                tracing::info!(method = %request.method, "a cast handed out again (the conductor that took it went away before it ended)");
+            }
+            let acker = late_ack.then(|| delivery.acker.clone());
             // Casts about one cluster start in the order they arrived (crate::sequencer).
             let turn = request
                 .call
@@ -237,7 +232,17 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
                 .map(|key| state.order.enter(&key));
             let st = state.clone();
             tokio::spawn(async move {
-                handle(&st, request, turn).await;
+                use futures_util::FutureExt;
+                let handled = std::panic::AssertUnwindSafe(handle(&st, request, turn))
+                    .catch_unwind()
+                    .await;
+                if handled.is_err() {
+                    tracing::error!("an RPC request handler panicked");
+                }
+                if let Some(acker) = acker {
+                    // Not acked (the channel went meanwhile): the broker hands it out again.
+                    ack(&acker).await;
+                }
                 drop(permit);
             });
         }
@@ -269,6 +274,24 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
 }
 
 type Deliveries = futures_util::stream::SelectAll<lapin::Consumer>;
+
+/// Ack a delivery, bounded: an ack queued as the connection died may never be resolved. A
+/// failed ack means the channel is gone (the server listens again on a new one); the broker
+/// has put the message back in its queue, and for a request acked on receipt it is dropped
+/// here, as oslo drops it.
+async fn ack(acker: &lapin::Acker) -> bool {
+    match tokio::time::timeout(ACK_TIMEOUT, acker.ack(BasicAckOptions::default())).await {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "could not ack a request");
+            false
+        }
+        Err(_) => {
+            tracing::warn!(timeout_s = ACK_TIMEOUT.as_secs(), "an ack did not complete");
+            false
+        }
+    }
+}
 
 async fn set_up(
     state: &ServerState,
