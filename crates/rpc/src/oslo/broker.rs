@@ -46,6 +46,9 @@ pub struct Broker {
     conn: Mutex<Option<Arc<Connection>>>,
     /// What this process is called on the broker (`connection_name`).
     connection_name: String,
+    /// The last reachability probe ([`Broker::pause_before_retry`]): when, and whether a host
+    /// accepted.
+    probe: Mutex<Option<(Instant, bool)>>,
 }
 
 impl Broker {
@@ -61,6 +64,7 @@ impl Broker {
             next_host: AtomicUsize::new(0),
             conn: Mutex::new(None),
             connection_name,
+            probe: Mutex::new(None),
         })
     }
 
@@ -201,8 +205,24 @@ impl Broker {
         }
     }
 
-    /// Whether a TCP connection to one of the hosts succeeds within `timeout`.
+    /// Whether a TCP connection to one of the hosts succeeds within `timeout`. Shared by
+    /// every task of this broker: a result younger than [`PROBE_INTERVAL`] is reused, and one
+    /// task probes at a time, so that the requests waiting out an outage together (hundreds
+    /// under load) do not storm a broker that is starting with connections (the broker drill
+    /// saw connects stall for 20 s right after a restart when each request probed on its own).
     async fn any_host_accepts(&self, timeout: Duration) -> bool {
+        let mut last = self.probe.lock().await;
+        if let Some((at, up)) = *last {
+            if at.elapsed() < PROBE_INTERVAL {
+                return up;
+            }
+        }
+        let up = self.probe_hosts(timeout).await;
+        *last = Some((Instant::now(), up));
+        up
+    }
+
+    async fn probe_hosts(&self, timeout: Duration) -> bool {
         for h in &self.settings.hosts {
             let addr = (h.host.as_str(), h.port);
             if let Ok(Ok(_)) =
@@ -557,6 +577,36 @@ mod tests {
             .expect("the pause ended once the port accepted")
             .expect("join");
         assert!(start.elapsed() < Duration::from_secs(30));
+    }
+
+    /// Many requests waiting at once share the probe: a few TCP connections per interval,
+    /// not one per request.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requests_waiting_together_share_one_probe() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = accepted.clone();
+        let acceptor = tokio::spawn(async move {
+            while listener.accept().await.is_ok() {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let b = broker_at(port, Duration::from_millis(1500));
+        let waits: Vec<_> = (0..200)
+            .map(|_| {
+                let b = b.clone();
+                tokio::spawn(async move { b.pause_before_retry(0).await })
+            })
+            .collect();
+        for w in waits {
+            w.await.expect("join");
+        }
+        acceptor.abort();
+        let n = accepted.load(Ordering::Relaxed);
+        assert!(n <= 20, "{n} probe connections for 200 waiting requests");
     }
 
     /// A broker that accepts TCP all along (it refused the login, say) gets the whole step.
