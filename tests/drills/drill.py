@@ -849,6 +849,8 @@ def run_drill(args):
         dep.stop()
         if not args.keep_db:
             dep.drop()
+        # its queues (the durable and quorum ones would be recovered at every later restart)
+        services("rabbit-delete-queues", dep.exchange + "-", check=False)
     return 0 if ok else 1
 
 

@@ -61,13 +61,20 @@ env)
 rabbit-stop-app) ok_rabbit rabbitmqctl -q stop_app ;;
 rabbit-start-app) ok_rabbit rabbitmqctl -q start_app ;;
 rabbit-consumers) ok_rabbit rabbitmqctl -q list_queues name consumers ;;
+# the queues of a finished drill (durable and quorum ones outlive it): those named PREFIX...
+rabbit-delete-queues)
+    prefix=${2:?usage: $0 rabbit-delete-queues PREFIX}
+    for q in $(ok_rabbit rabbitmqctl -q list_queues name </dev/null); do
+        case "$q" in "$prefix"*) ok_rabbit rabbitmqctl -q delete_queue "$q" </dev/null >/dev/null ;; esac
+    done
+    ;;
 mysql-stop) ok_mysql_stop ;;
 mysql-start)
     ok_sub ok_mysql_start
     [ "$OK_SUB_RC" = 0 ] || [ "$OK_SUB_RC" = 10 ] || ok_die "mariadb did not start"
     ;;
 *)
-    echo "usage: $0 start|stop|env|rabbit-stop-app|rabbit-start-app|rabbit-consumers|mysql-stop|mysql-start" >&2
+    echo "usage: $0 start|stop|env|rabbit-stop-app|rabbit-start-app|rabbit-consumers|rabbit-delete-queues PREFIX|mysql-stop|mysql-start" >&2
     exit 2
     ;;
 esac
