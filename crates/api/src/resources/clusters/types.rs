@@ -50,10 +50,38 @@ pub const FAILED_STATUSES: &[&str] = &[
 const CREATED_AT: Attr = Attr::new("created_at", AttrType::DateTime).readonly();
 const UPDATED_AT: Attr = Attr::new("updated_at", AttrType::DateTime).readonly();
 
+// The attributes Magnum's `Cluster` and `NodeGroup` WSME types both declare, alike.
+pub const UUID: Attr = Attr::new("uuid", AttrType::Uuid);
+pub const NODE_COUNT: Attr = Attr::new("node_count", int_min(0)).default(Default::Int(1));
+pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", int_min(1));
+pub const LABELS: Attr = Attr::new("labels", AttrType::Labels);
+pub const FLAVOR_ID: Attr = Attr::new("flavor_id", str_ty(1, 255));
+pub const LINKS: Attr = Attr::new("links", AttrType::Links).readonly();
+pub const STACK_ID: Attr = Attr::new("stack_id", AttrType::Text).readonly();
+pub const STATUS: Attr = Attr::new(
+    "status",
+    AttrType::Enum {
+        values: STATUSES,
+        shown: STATUSES_SHOWN,
+    },
+);
+pub const STATUS_REASON: Attr = Attr::new("status_reason", AttrType::Text);
+pub const PROJECT_ID: Attr = Attr::new("project_id", AttrType::Text).readonly();
+pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", AttrType::TextList).readonly();
+pub const MERGE_LABELS: Attr =
+    Attr::new("merge_labels", AttrType::Bool).default(Default::Bool(false));
+pub const LABELS_OVERRIDDEN: Attr = Attr::new("labels_overridden", AttrType::Labels);
+pub const LABELS_ADDED: Attr = Attr::new("labels_added", AttrType::Labels);
+pub const LABELS_SKIPPED: Attr = Attr::new("labels_skipped", AttrType::Labels);
+
 pub mod cluster {
     use super::*;
+    pub use super::{
+        DOCKER_VOLUME_SIZE, FLAVOR_ID, LABELS, LABELS_ADDED, LABELS_OVERRIDDEN, LABELS_SKIPPED,
+        LINKS, MERGE_LABELS, NODE_ADDRESSES, NODE_COUNT, PROJECT_ID, STACK_ID, STATUS,
+        STATUS_REASON, UUID,
+    };
 
-    pub const UUID: Attr = Attr::new("uuid", AttrType::Uuid);
     pub const NAME: Attr = Attr::new(
         "name",
         AttrType::Str {
@@ -65,25 +93,11 @@ pub mod cluster {
     pub const CLUSTER_TEMPLATE_ID: Attr =
         Attr::new("cluster_template_id", AttrType::Text).mandatory();
     pub const KEYPAIR: Attr = Attr::new("keypair", str_ty(1, 255)).default(Default::None);
-    pub const NODE_COUNT: Attr = Attr::new("node_count", int_min(0)).default(Default::Int(1));
     pub const MASTER_COUNT: Attr = Attr::new("master_count", int_min(1)).default(Default::Int(1));
-    pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", int_min(1));
-    pub const LABELS: Attr = Attr::new("labels", AttrType::Labels);
     pub const MASTER_FLAVOR_ID: Attr = Attr::new("master_flavor_id", str_ty(1, 255));
-    pub const FLAVOR_ID: Attr = Attr::new("flavor_id", str_ty(1, 255));
     pub const CREATE_TIMEOUT: Attr =
         Attr::new("create_timeout", int_min(0)).default(Default::Int(60));
-    pub const LINKS: Attr = Attr::new("links", AttrType::Links).readonly();
-    pub const STACK_ID: Attr = Attr::new("stack_id", AttrType::Text).readonly();
     pub const CLUSTER_ID: Attr = Attr::new("cluster_id", AttrType::Text).readonly();
-    pub const STATUS: Attr = Attr::new(
-        "status",
-        AttrType::Enum {
-            values: STATUSES,
-            shown: STATUSES_SHOWN,
-        },
-    );
-    pub const STATUS_REASON: Attr = Attr::new("status_reason", AttrType::Text);
     pub const HEALTH_STATUS: Attr = Attr::new(
         "health_status",
         AttrType::Enum {
@@ -96,19 +110,12 @@ pub mod cluster {
     pub const API_ADDRESS: Attr = Attr::new("api_address", AttrType::Text).readonly();
     pub const COE_VERSION: Attr = Attr::new("coe_version", AttrType::Text).readonly();
     pub const CONTAINER_VERSION: Attr = Attr::new("container_version", AttrType::Text).readonly();
-    pub const PROJECT_ID: Attr = Attr::new("project_id", AttrType::Text).readonly();
     pub const USER_ID: Attr = Attr::new("user_id", AttrType::Text).readonly();
-    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", AttrType::TextList).readonly();
     pub const MASTER_ADDRESSES: Attr = Attr::new("master_addresses", AttrType::TextList).readonly();
     pub const FAULTS: Attr = Attr::new("faults", AttrType::StrDict);
     pub const FIXED_NETWORK: Attr = Attr::new("fixed_network", str_ty(1, 255));
     pub const FIXED_SUBNET: Attr = Attr::new("fixed_subnet", str_ty(1, 255));
     pub const FLOATING_IP_ENABLED: Attr = Attr::new("floating_ip_enabled", AttrType::Bool);
-    pub const MERGE_LABELS: Attr =
-        Attr::new("merge_labels", AttrType::Bool).default(Default::Bool(false));
-    pub const LABELS_OVERRIDDEN: Attr = Attr::new("labels_overridden", AttrType::Labels);
-    pub const LABELS_ADDED: Attr = Attr::new("labels_added", AttrType::Labels);
-    pub const LABELS_SKIPPED: Attr = Attr::new("labels_skipped", AttrType::Labels);
     pub const MASTER_LB_ENABLED: Attr = Attr::new("master_lb_enabled", AttrType::Bool);
 
     /// `Cluster` in declaration order (then `APIBase`'s timestamps).
@@ -229,39 +236,22 @@ pub mod cluster {
 
 pub mod nodegroup {
     use super::*;
+    pub use super::{
+        DOCKER_VOLUME_SIZE, FLAVOR_ID, LABELS, LABELS_ADDED, LABELS_OVERRIDDEN, LABELS_SKIPPED,
+        LINKS, MERGE_LABELS, NODE_ADDRESSES, NODE_COUNT, PROJECT_ID, STACK_ID, STATUS,
+        STATUS_REASON, UUID,
+    };
 
     pub const ID: Attr = Attr::new("id", int_min(1));
-    pub const UUID: Attr = Attr::new("uuid", AttrType::Uuid);
     pub const NAME: Attr = Attr::new("name", str_ty(1, 255)).default(Default::None);
     pub const CLUSTER_ID: Attr = Attr::new("cluster_id", AttrType::Uuid);
-    pub const PROJECT_ID: Attr = Attr::new("project_id", AttrType::Text).readonly();
-    pub const DOCKER_VOLUME_SIZE: Attr = Attr::new("docker_volume_size", int_min(1));
-    pub const LABELS: Attr = Attr::new("labels", AttrType::Labels);
-    pub const LINKS: Attr = Attr::new("links", AttrType::Links).readonly();
-    pub const FLAVOR_ID: Attr = Attr::new("flavor_id", str_ty(1, 255));
     pub const IMAGE_ID: Attr = Attr::new("image_id", str_ty(1, 255));
-    pub const NODE_ADDRESSES: Attr = Attr::new("node_addresses", AttrType::TextList).readonly();
-    pub const NODE_COUNT: Attr = Attr::new("node_count", int_min(0)).default(Default::Int(1));
     pub const ROLE: Attr = Attr::new("role", str_ty(1, 255)).default(Default::Str("worker"));
     pub const MIN_NODE_COUNT: Attr =
         Attr::new("min_node_count", int_min(0)).default(Default::Int(0));
     pub const MAX_NODE_COUNT: Attr = Attr::new("max_node_count", int_min(0)).default(Default::None);
     pub const IS_DEFAULT: Attr = Attr::new("is_default", AttrType::Bool);
-    pub const STACK_ID: Attr = Attr::new("stack_id", AttrType::Text).readonly();
-    pub const STATUS: Attr = Attr::new(
-        "status",
-        AttrType::Enum {
-            values: STATUSES,
-            shown: STATUSES_SHOWN,
-        },
-    );
-    pub const STATUS_REASON: Attr = Attr::new("status_reason", AttrType::Text);
     pub const VERSION: Attr = Attr::new("version", AttrType::Text);
-    pub const MERGE_LABELS: Attr =
-        Attr::new("merge_labels", AttrType::Bool).default(Default::Bool(false));
-    pub const LABELS_OVERRIDDEN: Attr = Attr::new("labels_overridden", AttrType::Labels);
-    pub const LABELS_ADDED: Attr = Attr::new("labels_added", AttrType::Labels);
-    pub const LABELS_SKIPPED: Attr = Attr::new("labels_skipped", AttrType::Labels);
     pub const NODE_LABELS: Attr = Attr::new("node_labels", AttrType::StrDict);
     pub const NODE_TAINTS: Attr = Attr::new("node_taints", AttrType::DictList);
 
