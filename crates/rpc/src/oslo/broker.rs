@@ -32,6 +32,10 @@ pub enum BrokerError {
     Timeout(String),
     #[error("the broker refused the message (nack)")]
     Nacked,
+    #[error(
+        "the channel was not in confirm mode any more: the message may not have reached the broker"
+    )]
+    NotConfirmed,
     #[error("no queue is bound to routing key {0} (message returned)")]
     Returned(String),
     #[error("TLS configuration: {0}")]
@@ -417,6 +421,21 @@ fn queue_manager_next(host: &str, process: &str) -> usize {
     1
 }
 
+/// What a publisher confirm says of a message published on a channel in confirm mode. Every
+/// channel of a [`Publisher`] is put in confirm mode when it is opened, so `NotRequested`
+/// means the channel lost that mode (lapin hands it out while it is being reset after a
+/// connection loss): nothing says the broker has the message, and it is published again
+/// (the broker drill saw a cast answered 202 that never reached a queue when this counted as
+/// delivered).
+fn confirmed(confirm: Confirmation, routing_key: &str) -> Result<(), BrokerError> {
+    match confirm {
+        Confirmation::Ack(None) => Ok(()),
+        Confirmation::Ack(Some(_)) => Err(BrokerError::Returned(routing_key.to_string())),
+        Confirmation::Nack(_) => Err(BrokerError::Nacked),
+        Confirmation::NotRequested => Err(BrokerError::NotConfirmed),
+    }
+}
+
 /// The properties of every message oslo.messaging publishes (`oslo_messaging/_drivers/impl_rabbit.py`).
 pub fn properties(expiration: Option<Duration>) -> BasicProperties {
     let p = BasicProperties::default()
@@ -490,11 +509,7 @@ impl Publisher {
             )
             .await?
             .await?;
-        match confirm {
-            Confirmation::Ack(None) | Confirmation::NotRequested => Ok(()),
-            Confirmation::Ack(Some(_)) => Err(BrokerError::Returned(routing_key.to_string())),
-            Confirmation::Nack(_) => Err(BrokerError::Nacked),
-        }
+        confirmed(confirm, routing_key)
     }
 
     /// Publish, retrying on connection failures and nacks with the configured back-off until
@@ -558,6 +573,21 @@ mod tests {
             .await
             .expect("bind");
         l.local_addr().expect("addr").port()
+    }
+
+    /// Only a broker's ack counts as delivered: a confirm that was never requested (the
+    /// channel lost its confirm mode) is retried like a nack.
+    #[test]
+    fn only_an_ack_is_a_delivery() {
+        assert!(confirmed(Confirmation::Ack(None), "q").is_ok());
+        assert!(matches!(
+            confirmed(Confirmation::NotRequested, "q"),
+            Err(BrokerError::NotConfirmed)
+        ));
+        assert!(matches!(
+            confirmed(Confirmation::Nack(None), "q"),
+            Err(BrokerError::Nacked)
+        ));
     }
 
     /// A broker that refused connections and accepts them again ends the back-off early.
