@@ -453,6 +453,33 @@ async fn fleet(
     (conductors, api)
 }
 
+/// A migrated MariaDB database of its own and a [`fleet`] on it (`clusters` complete
+/// clusters), with what must live as long as the test.
+struct Rig {
+    _mdb: openkeel_tests::MysqlDatabase,
+    db: openkeel_db::Database,
+    _dir: tempfile::TempDir,
+    conductors: Vec<Conductor>,
+    api: openkeel::services::RunningApi,
+}
+
+async fn rig(ordered: bool, clusters: usize) -> Rig {
+    let mdb = openkeel_tests::fresh_mysql_database()
+        .await
+        .expect("MariaDB");
+    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
+    openkeel_db::manage::upgrade(&db).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (conductors, api) = fleet(dir.path(), mdb.url(), ordered, clusters).await;
+    Rig {
+        _mdb: mdb,
+        db,
+        _dir: dir,
+        conductors,
+        api,
+    }
+}
+
 /// gophercloud's TestNodeGroupsCRUD on cluster `cluster`, `rounds` times: create a nodegroup,
 /// wait for it, three PATCHes and the DELETE back to back, then wait for the 404. Returns the
 /// rounds whose nodegroup was still there 20 s after its DELETE.
@@ -500,14 +527,14 @@ async fn replay(addr: std::net::SocketAddr, cluster: String, rounds: usize) -> V
 
 /// 50 replays: 10 on each of 5 clusters, the clusters at once.
 async fn replay_everywhere(ordered: bool) -> Vec<String> {
-    let mdb = openkeel_tests::fresh_mysql_database()
-        .await
-        .expect("MariaDB");
     openkeel_tests::rabbit_url().expect("RabbitMQ");
-    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
-    openkeel_db::manage::upgrade(&db).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (mut conductors, api) = fleet(dir.path(), mdb.url(), ordered, 5).await;
+    let Rig {
+        _mdb,
+        _dir,
+        mut conductors,
+        api,
+        ..
+    } = rig(ordered, 5).await;
     let addr = api.addr;
     let rounds: Vec<_> = (0..5)
         .map(|i| tokio::spawn(replay(addr, format!("c{i}"), 10)))
@@ -577,13 +604,13 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
     if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
         return;
     }
-    let mdb = openkeel_tests::fresh_mysql_database()
-        .await
-        .expect("MariaDB");
-    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
-    openkeel_db::manage::upgrade(&db).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (mut conductors, api) = fleet(dir.path(), mdb.url(), true, 0).await;
+    let Rig {
+        _mdb,
+        db,
+        _dir,
+        mut conductors,
+        api,
+    } = rig(true, 0).await;
     let addr = api.addr;
     // Every driver operation on these clusters takes 4 s: long enough to be killed in.
     let slow = serde_json::json!({"simulator_call_seconds": "4"});
@@ -823,13 +850,13 @@ async fn a_nodegroup_delete_whose_conductor_is_killed_is_carried_out_by_another(
     if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
         return;
     }
-    let mdb = openkeel_tests::fresh_mysql_database()
-        .await
-        .expect("MariaDB");
-    let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
-    openkeel_db::manage::upgrade(&db).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (mut conductors, api) = fleet(dir.path(), mdb.url(), true, 0).await;
+    let Rig {
+        _mdb,
+        _dir,
+        mut conductors,
+        api,
+        ..
+    } = rig(true, 0).await;
     let addr = api.addr;
     // Every driver operation on this cluster takes 4 s: long enough to be killed in.
     let slow = serde_json::json!({"simulator_call_seconds": "4"});

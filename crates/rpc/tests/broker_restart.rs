@@ -67,6 +67,17 @@ fn ctx() -> RequestContext {
     }
 }
 
+/// The test broker's settings: 5 s calls, a fast back-off (0.2 s steps, at most 1 s).
+fn settings(amqp_url: &str) -> RabbitSettings {
+    let url = amqp_url.replacen("amqp://", "rabbit://", 1);
+    let mut s = RabbitSettings::for_url(&url, "openkeel-test").unwrap();
+    s.rpc_response_timeout = Duration::from_secs(5);
+    s.retry_interval = Duration::from_millis(200);
+    s.retry_backoff = Duration::from_millis(200);
+    s.interval_max = Duration::from_secs(1);
+    s
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_and_caller_survive_a_real_broker_restart() {
     let Some(amqp) = openkeel_tests::rabbit_url() else {
@@ -76,12 +87,7 @@ async fn server_and_caller_survive_a_real_broker_restart() {
         return;
     }
     let _one = RESTARTS.lock().await;
-    let url = amqp.replacen("amqp://", "rabbit://", 1);
-    let mut s = RabbitSettings::for_url(&url, "openkeel-test").unwrap();
-    s.rpc_response_timeout = Duration::from_secs(5);
-    s.retry_interval = Duration::from_millis(200);
-    s.retry_backoff = Duration::from_millis(200);
-    s.interval_max = Duration::from_secs(1);
+    let s = settings(&amqp);
     let s = Arc::new(s);
     let topic = format!("okt-restart-{}", uuid::Uuid::new_v4().simple());
     let (tx, mut seen) = mpsc::unbounded_channel();
@@ -178,18 +184,13 @@ async fn casts_waiting_in_a_durable_ordered_queue_survive_a_broker_restart() {
         return;
     }
     let _one = RESTARTS.lock().await;
-    let url = amqp.replacen("amqp://", "rabbit://", 1);
     let topic = format!("okt-durable-{}", uuid::Uuid::new_v4().simple());
-    let mut s = RabbitSettings::for_url(&url, "openkeel-test").unwrap();
+    let mut s = settings(&amqp);
     // A control exchange of its own: other tests declare `openkeel-test` non-durable.
     s.exchange = format!("{topic}-x");
     s.durable_queues = true;
     s.executor_pool = 1;
     s.qos_prefetch_count = 1;
-    s.rpc_response_timeout = Duration::from_secs(5);
-    s.retry_interval = Duration::from_millis(200);
-    s.retry_backoff = Duration::from_millis(200);
-    s.interval_max = Duration::from_secs(1);
     let s = Arc::new(s);
     let (tx, mut seen) = mpsc::unbounded_channel();
     let gate = Arc::new(Semaphore::new(0));

@@ -25,13 +25,16 @@ pub const ORDERED_SHARDS: usize = 16;
 /// The name of ordered queue `shard` of `topic` (bound to the control exchange under its own
 /// name). Python services neither declare nor consume these queues.
 pub fn ordered_queue(topic: &str, shard: usize) -> String {
-    format!("{topic}.openkeel-ordered.{shard}")
+    format!("{topic}{ORDERED_INFIX}{shard}")
 }
+
+/// What stands between the topic and the shard number in an ordered queue's name.
+const ORDERED_INFIX: &str = ".openkeel-ordered.";
 
 /// Whether `name` (a delivery's routing key) is one of `topic`'s ordered queues.
 pub fn is_ordered_queue(topic: &str, name: &str) -> bool {
     name.strip_prefix(topic)
-        .and_then(|rest| rest.strip_prefix(".openkeel-ordered."))
+        .and_then(|rest| rest.strip_prefix(ORDERED_INFIX))
         .and_then(|n| n.parse::<usize>().ok())
         .is_some_and(|n| n < ORDERED_SHARDS)
 }
@@ -288,6 +291,16 @@ impl RabbitSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ordered_queue_names_are_recognised() {
+        assert!(is_ordered_queue("t", &ordered_queue("t", 0)));
+        assert!(is_ordered_queue("t", &ordered_queue("t", ORDERED_SHARDS - 1)));
+        assert!(!is_ordered_queue("t", &ordered_queue("t", ORDERED_SHARDS)));
+        assert!(!is_ordered_queue("t", &ordered_queue("u", 0)));
+        assert!(!is_ordered_queue("t", "t"));
+        assert!(!is_ordered_queue("t", "t.server"));
+    }
 
     #[test]
     fn transport_urls_parse_as_oslo_does() {
