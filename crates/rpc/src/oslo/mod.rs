@@ -295,7 +295,10 @@ mod tests {
     #[test]
     fn ordered_queue_names_are_recognised() {
         assert!(is_ordered_queue("t", &ordered_queue("t", 0)));
-        assert!(is_ordered_queue("t", &ordered_queue("t", ORDERED_SHARDS - 1)));
+        assert!(is_ordered_queue(
+            "t",
+            &ordered_queue("t", ORDERED_SHARDS - 1)
+        ));
         assert!(!is_ordered_queue("t", &ordered_queue("t", ORDERED_SHARDS)));
         assert!(!is_ordered_queue("t", &ordered_queue("u", 0)));
         assert!(!is_ordered_queue("t", "t"));
