@@ -890,3 +890,76 @@ async fn the_negotiated_frame_size_is_amqp_frame_max() {
     assert_eq!(conn.configuration().frame_max(), 65_536);
     broker.close().await;
 }
+
+/// Every mandatory publish learns whether its own message was routed. lapin hands a
+/// `basic.return` to whichever confirm it resolves next, and one `basic.ack` with `multiple`
+/// resolves several confirms in no set order: with several messages awaiting their confirms
+/// on one channel, a routed message could be told "returned" (and be published again) and a
+/// returned one "delivered" (the broker drill lost a resize answered 202 that way, published
+/// while the conductor was declaring its queues again after a restart).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_mandatory_publishes_each_learn_their_own_fate() {
+    use openkeel_rpc::oslo::broker::{properties, Broker, BrokerError, Publisher};
+    let Some(url) = transport_url() else { return };
+    let s = settings(&url, 30);
+    let admin = admin_channel(&url).await;
+    let routed = topic();
+    admin
+        .queue_declare(
+            routed.as_str().into(),
+            QueueDeclareOptions {
+                auto_delete: false,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+    let publisher = Arc::new(Publisher::new(Broker::new(s)));
+    let mut wrong = 0;
+    let mut sent = 0u32;
+    for _round in 0..5 {
+        let tasks: Vec<_> = (0..200)
+            .map(|i| {
+                let p = publisher.clone();
+                let key = if i % 2 == 0 {
+                    routed.clone()
+                } else {
+                    format!("nobody-{}", uuid::Uuid::new_v4().simple())
+                };
+                tokio::spawn(async move {
+                    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+                    let r = p
+                        .publish("", &key, true, b"{}", properties(None), deadline)
+                        .await;
+                    (i % 2 == 0, r)
+                })
+            })
+            .collect();
+        for t in tasks {
+            let (should_route, r) = t.await.unwrap();
+            match (should_route, r) {
+                (true, Ok(())) | (false, Err(BrokerError::Returned(_))) => {}
+                (_, Err(e)) if !matches!(e, BrokerError::Returned(_)) => panic!("publish: {e}"),
+                _ => wrong += 1,
+            }
+            sent += u32::from(should_route);
+        }
+    }
+    let q = admin
+        .queue_declare(
+            routed.as_str().into(),
+            QueueDeclareOptions {
+                passive: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+    let _ = admin
+        .queue_delete(routed.as_str().into(), QueueDeleteOptions::default())
+        .await;
+    assert_eq!(wrong, 0, "publishes told the other's fate");
+    assert_eq!(q.message_count(), sent);
+}

@@ -450,19 +450,35 @@ pub fn properties(expiration: Option<Duration>) -> BasicProperties {
     }
 }
 
-/// Publishes with publisher confirms on one channel of the [`Broker`], reconnecting and
+/// Publishes with publisher confirms on channels of the [`Broker`], reconnecting and
 /// retrying until the deadline: a message is either confirmed by the broker or the caller
 /// gets an error; it is never silently dropped.
+///
+/// A channel carries one message awaiting its confirm at a time (as oslo.messaging, whose
+/// publishes each take a connection of its pool): lapin hands a `basic.return` to whichever
+/// confirm it resolves next, and one `basic.ack` with `multiple` resolves several confirms in
+/// no set order, so with several messages in flight on one channel a routed message could be
+/// told "returned" and a returned one "delivered" (the broker drill lost a cast answered 202
+/// that way). Concurrent publishes take channels of a small pool instead.
 pub struct Publisher {
     broker: Arc<Broker>,
-    channel: Mutex<Option<Channel>>,
+    /// Channels in confirm mode not in use, each with whether the control exchange was
+    /// declared on it.
+    idle: std::sync::Mutex<Vec<(Channel, bool)>>,
+    /// One permit per channel that may be open at once.
+    slots: Arc<tokio::sync::Semaphore>,
 }
+
+/// Channels a [`Publisher`] opens at most: publishes beyond it wait for one to be free
+/// (each holds it for one confirm round trip).
+const PUBLISH_CHANNELS: usize = 32;
 
 impl Publisher {
     pub fn new(broker: Arc<Broker>) -> Self {
         Publisher {
             broker,
-            channel: Mutex::new(None),
+            idle: std::sync::Mutex::new(Vec::new()),
+            slots: Arc::new(tokio::sync::Semaphore::new(PUBLISH_CHANNELS)),
         }
     }
 
@@ -470,21 +486,37 @@ impl Publisher {
         &self.broker
     }
 
-    async fn channel(&self, declare_exchange: bool) -> Result<Channel, BrokerError> {
-        let mut guard = self.channel.lock().await;
-        if let Some(ch) = guard.as_ref() {
-            if ch.status().connected() {
-                return Ok(ch.clone());
+    /// An idle open channel, or a new one in confirm mode (reconnecting if need be), and
+    /// whether the control exchange has been declared on it.
+    async fn channel(&self, declare_exchange: bool) -> Result<(Channel, bool), BrokerError> {
+        let reused = {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            // channels of a connection that is gone are dropped
+            idle.retain(|(ch, _)| ch.status().connected());
+            idle.pop()
+        };
+        let (ch, declared) = match reused {
+            Some(x) => x,
+            None => {
+                let conn = self.broker.connection().await?;
+                let ch = conn.create_channel().await?;
+                ch.confirm_select(ConfirmSelectOptions::default()).await?;
+                (ch, false)
             }
-        }
-        let conn = self.broker.connection().await?;
-        let ch = conn.create_channel().await?;
-        ch.confirm_select(ConfirmSelectOptions::default()).await?;
-        if declare_exchange {
+        };
+        if declare_exchange && !declared {
             self.broker.declare_control_exchange(&ch).await?;
         }
-        *guard = Some(ch.clone());
-        Ok(ch)
+        Ok((ch, declared || declare_exchange))
+    }
+
+    /// Give back a channel a publish has finished with (not one that failed: its state is
+    /// unknown).
+    fn give_back(&self, ch: Channel, declared: bool) {
+        if ch.status().connected() {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            idle.push((ch, declared));
+        }
     }
 
     async fn publish_once(
@@ -495,7 +527,12 @@ impl Publisher {
         body: &[u8],
         props: BasicProperties,
     ) -> Result<(), BrokerError> {
-        let ch = self.channel(!exchange.is_empty()).await?;
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| BrokerError::Timeout("the publisher is closed".into()))?;
+        let (ch, declared) = self.channel(!exchange.is_empty()).await?;
         let confirm = ch
             .basic_publish(
                 exchange.into(),
@@ -509,7 +546,11 @@ impl Publisher {
             )
             .await?
             .await?;
-        confirmed(confirm, routing_key)
+        let r = confirmed(confirm, routing_key);
+        if matches!(r, Ok(()) | Err(BrokerError::Returned(_))) {
+            self.give_back(ch, declared);
+        }
+        r
     }
 
     /// Publish, retrying on connection failures and nacks with the configured back-off until
@@ -546,8 +587,8 @@ impl Publisher {
                 }
             };
             tracing::warn!(error = %err, attempt, "publish failed; reconnecting and retrying");
-            // A fresh channel next time; the broker reconnects if the connection is gone.
-            *self.channel.lock().await = None;
+            // The failed channel was not given back; the broker reconnects if the
+            // connection is gone.
             let left = deadline.saturating_duration_since(Instant::now());
             let _ = tokio::time::timeout(left, self.broker.pause_before_retry(attempt)).await;
             attempt = attempt.saturating_add(1);
