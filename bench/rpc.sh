@@ -20,8 +20,9 @@ if [ -z "${OPENKEEL_TEST_RABBIT_URL:-}" ] || [ -z "${OPENKEEL_TEST_VENV:-}" ]; t
 fi
 URL="${OPENKEEL_TEST_RABBIT_URL/amqp:\/\//rabbit://}"
 PY="$OPENKEEL_TEST_VENV/bin/python"
-cargo build --release -q -p openkeel-rpc --example rpc_bench
+cargo build --release -q -p openkeel-rpc --example rpc_bench --example amqp_pingpong
 BIN="${CARGO_TARGET_DIR:-target}/release/examples/rpc_bench"
+PINGPONG="${CARGO_TARGET_DIR:-target}/release/examples/amqp_pingpong"
 OUT="bench/results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 git rev-parse HEAD >"$OUT/commit" 2>/dev/null || true
@@ -53,14 +54,37 @@ for server in openkeel python; do
     done
 done
 
+# The limit: a raw AMQP ping-pong (lapin, no oslo, no confirms, no acks) through the same
+# broker, with bodies the size of the echo calls above; then the same with the AMQP of an
+# oslo call as OpenKeel speaks it (confirms, mandatory, topic exchange, acks; still no
+# envelope or dispatch): crates/rpc/examples/amqp_pingpong.rs.
+for mode in raw protocol; do
+    queue="rpc-bench-pingpong-$mode-$$"
+    arg=""
+    [ "$mode" = raw ] || arg=protocol
+    # shellcheck disable=SC2086
+    "$PINGPONG" server "$URL" "$queue" $arg >"$OUT/server-pingpong-$mode.log" 2>&1 &
+    server_pid=$!
+    sleep 1
+    # shellcheck disable=SC2086
+    line=$("$PINGPONG" client "$URL" "$queue" "$CALLS" $arg)
+    stop_server
+    echo "{\"server\": \"amqp-pingpong-$mode\", \"client\": \"amqp-pingpong-$mode\", \"result\": $line}" | tee -a "$OUT/rpc.jsonl"
+done
+
 "$PY" - "$OUT/rpc.jsonl" >"$OUT/rpc.md" <<'PYEOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("| server | client | call p50 ms | call p99 ms | calls/s | casts published/s | casts consumed/s |")
-print("|---|---|---:|---:|---:|---:|---:|")
+limits = {r["server"]: r["result"] for r in rows if r["server"].startswith("amqp-pingpong")}
+raw, proto = limits.get("amqp-pingpong-raw"), limits.get("amqp-pingpong-protocol")
+print("| server | client | call p50 ms | call p99 ms | calls/s | p50 / raw ping-pong | p50 / protocol ping-pong | casts published/s | casts consumed/s |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
     x = r["result"]
+    ratio = lambda l: f"{x['call_p50_ms'] / l['call_p50_ms']:.2f}×" if l else ""
+    casts = (f"{x['casts_published_per_s']:.0f} | {x['casts_consumed_per_s']:.0f}"
+             if "casts_published_per_s" in x else "– | –")
     print(f"| {r['server']} | {r['client']} | {x['call_p50_ms']:.2f} | {x['call_p99_ms']:.2f} | "
-          f"{x['calls_per_s']:.0f} | {x['casts_published_per_s']:.0f} | {x['casts_consumed_per_s']:.0f} |")
+          f"{x['calls_per_s']:.0f} | {ratio(raw)} | {ratio(proto)} | {casts} |")
 PYEOF
 cat "$OUT/rpc.md"
