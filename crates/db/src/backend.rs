@@ -631,8 +631,57 @@ impl Row {
     }
 
     pub(crate) fn opt_datetime(&self, col: &str) -> Result<Option<NaiveDateTime>, sqlx::Error> {
-        get!(self, Option<NaiveDateTime>, col)
+        match self {
+            Row::MySql(r) => r.try_get::<Option<NaiveDateTime>, _>(col),
+            // The text sqlx writes (`YYYY-MM-DD HH:MM:SS[.ffffff]`) parsed directly; anything
+            // else through sqlx's decoder, which tries its formats one by one (a twentieth
+            // of a cluster show's instructions went there).
+            Row::Sqlite(r) => {
+                let raw = r.try_get_raw(col)?;
+                if sqlx::ValueRef::is_null(&raw) {
+                    return Ok(None);
+                }
+                if let Ok(Some(t)) = r.try_get::<Option<&str>, _>(col) {
+                    if let Some(dt) = parse_sqlite_datetime(t) {
+                        return Ok(Some(dt));
+                    }
+                }
+                r.try_get::<Option<NaiveDateTime>, _>(col)
+            }
+        }
     }
+}
+
+/// `YYYY-MM-DD HH:MM:SS` with an optional `.` and 1 to 9 fraction digits, as sqlx writes a
+/// `NaiveDateTime` into SQLite; `None` for anything else.
+fn parse_sqlite_datetime(t: &str) -> Option<NaiveDateTime> {
+    let b = t.as_bytes();
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b' '
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let num = |from: usize, to: usize| -> Option<u32> {
+        b[from..to].iter().try_fold(0u32, |n, d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let nanos = match &b[19..] {
+        [] => 0,
+        [b'.', digits @ ..] if (1..=9).contains(&digits.len()) => {
+            let n = num(20, b.len())?;
+            n * 10u32.pow(9 - digits.len() as u32)
+        }
+        _ => return None,
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(num(0, 4)? as i32, num(5, 7)?, num(8, 10)?)?;
+    let time =
+        chrono::NaiveTime::from_hms_nano_opt(num(11, 13)?, num(14, 16)?, num(17, 19)?, nanos)?;
+    Some(NaiveDateTime::new(date, time))
 }
 
 /// True when MySQL refused a statement with "Illegal mix of collations" (1267, 1270, 1271)
@@ -705,3 +754,37 @@ macro_rules! retry_on_deadlock {
     }};
 }
 pub(crate) use retry_on_deadlock;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path reads what sqlx writes exactly as sqlx's own decoder does, and leaves
+    /// every other form to it.
+    #[test]
+    fn sqlite_datetimes_parse_as_sqlx_reads_them() {
+        for t in [
+            "2026-12-01 00:00:00",
+            "2026-12-01 23:59:58.5",
+            "2026-02-28 10:11:12.123456",
+            "1999-01-31 01:02:03.123456789",
+        ] {
+            let want = NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%.f").ok();
+            assert_eq!(parse_sqlite_datetime(t), want, "{t}");
+            assert!(want.is_some(), "{t}");
+        }
+        for t in [
+            "2026-12-01T00:00:00",
+            "2026-12-01 00:00:00Z",
+            "2026-12-01 00:00:00.",
+            "2026-12-01 00:00:00.1234567890",
+            "2026-13-01 00:00:00",
+            "2026-12-01 24:00:00",
+            "2026-12-01",
+            "1764547200",
+            "２026-12-01 00:00:00",
+        ] {
+            assert_eq!(parse_sqlite_datetime(t), None, "{t}");
+        }
+    }
+}

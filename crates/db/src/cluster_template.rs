@@ -3,7 +3,7 @@
 
 use openkeel_core::objects::{Cluster, ClusterTemplate, StringMap};
 
-use crate::backend::{retry_on_deadlock, utcnow, Val};
+use crate::backend::{retry_on_deadlock, utcnow, Conn, Val};
 use crate::ident::{identity_filter, Ident};
 use crate::record::{self, q, record, Page, Where};
 use crate::rows::{check_update_fields, insert_and_fetch};
@@ -112,7 +112,16 @@ async fn fetch_one(
     by_name: bool,
 ) -> Result<ClusterTemplate, DbError> {
     let mut c = db.acquire().await?;
-    let rows = record::select_where::<ClusterTemplate>(&mut c.conn(), &w, false).await?;
+    fetch_one_on(&mut c.conn(), w, ident, by_name).await
+}
+
+async fn fetch_one_on(
+    conn: &mut Conn<'_>,
+    w: Where,
+    ident: &str,
+    by_name: bool,
+) -> Result<ClusterTemplate, DbError> {
+    let rows = record::select_where::<ClusterTemplate>(conn, &w, false).await?;
     record::one(
         rows,
         || DbError::ClusterTemplateNotFound(ident.to_string()),
@@ -154,9 +163,19 @@ pub async fn get_by_uuid(
     scope: &Scope,
     uuid: &str,
 ) -> Result<ClusterTemplate, DbError> {
+    let mut c = db.acquire().await?;
+    get_by_uuid_on(&mut c.conn(), scope, uuid).await
+}
+
+/// [`get_by_uuid`] on a connection the caller holds.
+pub(crate) async fn get_by_uuid_on(
+    conn: &mut Conn<'_>,
+    scope: &Scope,
+    uuid: &str,
+) -> Result<ClusterTemplate, DbError> {
     let mut w = visible(scope, &ClusterTemplateFilters::default());
     w.eq("uuid", uuid);
-    fetch_one(db, w, uuid, false).await
+    fetch_one_on(conn, w, uuid, false).await
 }
 
 /// The templates of `uuids` visible in `scope`, by uuid, in one query per 10,000 (the

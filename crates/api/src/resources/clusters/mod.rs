@@ -213,6 +213,19 @@ pub(crate) async fn get_cluster(
     r.map_err(db)
 }
 
+/// [`get_cluster`] with the cluster's nodegroups and template read on the same database
+/// connection (what a full view needs); their look-ups' errors are for the caller to map,
+/// after its policy check, as [`cluster_nodegroups`] and [`cluster_template_of`] map them.
+pub(crate) async fn get_cluster_with_relations(
+    state: &ApiState,
+    ctx: &RequestContext,
+    ident: &str,
+) -> Result<cluster::ClusterWithRelations, ApiError> {
+    cluster::get_with_relations(database(state)?, &Scope::from(ctx), ident)
+        .await
+        .map_err(db)
+}
+
 /// `cluster.nodegroups`: the cluster's nodegroups in id order (nodegroup scoping).
 pub(crate) async fn cluster_nodegroups(
     state: &ApiState,

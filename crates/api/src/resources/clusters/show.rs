@@ -1,7 +1,8 @@
 //! `GET /v1/clusters/{id}` (`ClustersController.get_one` in
 //! `magnum/api/controllers/v1/cluster.py`).
 
-use super::{cluster_nodegroups, cluster_template_of, get_cluster, target, types, view};
+use super::common::db;
+use super::{get_cluster_with_relations, target, types, view};
 use crate::error::ApiError;
 use crate::query;
 use crate::request;
@@ -17,10 +18,13 @@ pub(super) async fn get_one(
     query::parse_args(req, &[])?;
     let mut ctx = request::context(state, req);
     request::widen(state, &mut ctx, "cluster:get_one_all_projects")?;
-    let c = get_cluster(state, &ctx, ident).await?;
+    // the cluster, its nodegroups and its template on one database connection; their
+    // errors in Magnum's order: the cluster's, the policy's, the nodegroups', the template's
+    let found = get_cluster_with_relations(state, &ctx, ident).await?;
+    let c = found.cluster;
     request::enforce(state, &ctx, "cluster:get", Some(&target(&c)))?;
-    let ngs = cluster_nodegroups(state, &ctx, &c).await?;
-    let template = cluster_template_of(state, &ctx, &c).await?;
+    let ngs = found.nodegroups.map_err(db)?;
+    let template = found.template.map_err(db)?;
     let failed = c
         .status
         .is_some_and(|s| types::FAILED_STATUSES.contains(&s.as_str()));
