@@ -142,6 +142,10 @@ impl Database {
                 SqlitePoolOptions::new()
                     .max_connections(max_connections)
                     .acquire_timeout(options.acquire_timeout)
+                    // A file opened in this process cannot be lost the way a server
+                    // connection can: no ping (a round trip to the connection's worker
+                    // thread) on every checkout.
+                    .test_before_acquire(false)
                     .connect_with(opts.journal_mode(SqliteJournalMode::Wal))
                     .await?
             };
