@@ -42,12 +42,8 @@ KEYS=${BENCH_KEYS:-40}
 SETS=${BENCH_SETS:-10}
 ROUNDS=${BENCH_ROUNDS:-2}
 
-eval "$(tests/services/env.sh 2>/dev/null)"
-if [ -z "${OPENKEEL_TEST_MYSQL_URL:-}" ] || [ -z "${OPENKEEL_TEST_RABBIT_URL:-}" ] ||
-    [ -z "${OPENKEEL_TEST_VENV:-}" ]; then
-    tests/services/start.sh >&2
-    eval "$(tests/services/env.sh)"
-fi
+. "$HERE/lib.sh" # test_services, mdb
+test_services
 PY="$OPENKEEL_TEST_VENV/bin/python"
 if [ "${BENCH_BUILD:-1}" = 1 ]; then
     cargo build --release -q -p openkeel -p openkeel-certs --bin openkeel-conductor \
@@ -61,7 +57,6 @@ RUN=$(mktemp -d)
 DB=okbench_create_$$
 TAG=okbench-create-$$
 
-. "$HERE/lib.sh" # mdb
 cleanup() {
     mdb "DROP DATABASE IF EXISTS \`$DB\`" || true
     rm -rf "$RUN"

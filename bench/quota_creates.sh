@@ -22,13 +22,8 @@ CREATES=${BENCH_CREATES:-50}
 LIMIT=${BENCH_LIMIT:-30}
 ROUNDS=${BENCH_ROUNDS:-2}
 
-eval "$(tests/services/env.sh 2>/dev/null)"
-if [ -z "${OPENKEEL_TEST_MYSQL_URL:-}" ] || [ -z "${OPENKEEL_TEST_RABBIT_URL:-}" ] ||
-    [ -z "${OPENKEEL_TEST_VENV:-}" ]; then
-    tests/services/start.sh >&2
-    eval "$(tests/services/env.sh)"
-fi
-export OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV
+. "$HERE/lib.sh" # test_services
+test_services
 if [ "${BENCH_BUILD:-1}" = 1 ]; then
     cargo build --release -q -p openkeel --bin openkeel-api --bin openkeel-conductor \
         --example quota_creates_bench >&2

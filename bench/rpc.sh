@@ -13,11 +13,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CALLS=${BENCH_CALLS:-2000}
 CASTS=${BENCH_CASTS:-5000}
 
-eval "$(tests/services/env.sh 2>/dev/null)"
-if [ -z "${OPENKEEL_TEST_RABBIT_URL:-}" ] || [ -z "${OPENKEEL_TEST_VENV:-}" ]; then
-    tests/services/start.sh >&2
-    eval "$(tests/services/env.sh)"
-fi
+. bench/lib.sh # test_services
+test_services
 URL="${OPENKEEL_TEST_RABBIT_URL/amqp:\/\//rabbit://}"
 PY="$OPENKEEL_TEST_VENV/bin/python"
 cargo build --release -q -p openkeel-rpc --example rpc_bench --example amqp_pingpong

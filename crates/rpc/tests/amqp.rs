@@ -100,16 +100,7 @@ fn serve(
 async fn wait_listening(url: &str, topic: &str) {
     let admin = admin_channel(url).await;
     for _ in 0..100 {
-        let q = admin
-            .queue_declare(
-                topic.into(),
-                QueueDeclareOptions {
-                    passive: true,
-                    ..Default::default()
-                },
-                FieldTable::default(),
-            )
-            .await;
+        let q = inspect(&admin, topic).await;
         match q {
             Ok(q) if q.consumer_count() > 0 => return,
             Ok(_) => {}
@@ -139,6 +130,19 @@ async fn admin_channel(url: &str) -> lapin::Channel {
     ch
 }
 
+/// A queue's state (passive declare); an error when it does not exist (which closes `ch`).
+async fn inspect(ch: &lapin::Channel, queue: &str) -> Result<lapin::Queue, lapin::Error> {
+    ch.queue_declare(
+        queue.into(),
+        QueueDeclareOptions {
+            passive: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await
+}
+
 /// `wait_listening` returns once the topic queue is consumed (oslo's `server.start()`
 /// contract): a cast sent right after it is delivered, never dropped for want of a queue.
 #[tokio::test]
@@ -149,17 +153,7 @@ async fn a_cast_right_after_wait_listening_is_delivered() {
     let (server, mut seen) = serve(s.clone(), &t);
     assert!(server.wait_listening(Duration::from_secs(30)).await);
     let admin = admin_channel(&url).await;
-    let q = admin
-        .queue_declare(
-            t.as_str().into(),
-            QueueDeclareOptions {
-                passive: true,
-                ..Default::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .unwrap();
+    let q = inspect(&admin, &t).await.unwrap();
     assert_eq!(q.consumer_count(), 1);
     let caller = AmqpCaller::new(s.clone(), t.clone());
     caller.cast(&ctx(), "first", Args::new()).await.unwrap();
@@ -706,15 +700,7 @@ async fn ordered_queues_are_declared_as_the_topic_queue() {
     }
     server.stop().await;
     // Unlike an auto-delete queue, it outlives its consumers, as the topic queue does.
-    let left = admin
-        .queue_declare(
-            ordered[0].as_str().into(),
-            QueueDeclareOptions {
-                passive: true,
-                ..Default::default()
-            },
-            FieldTable::default(),
-        )
+    let left = inspect(&admin, &ordered[0])
         .await
         .expect("the ordered queue outlives its consumer");
     assert_eq!(left.consumer_count(), 0);
@@ -946,17 +932,7 @@ async fn concurrent_mandatory_publishes_each_learn_their_own_fate() {
             sent += u32::from(should_route);
         }
     }
-    let q = admin
-        .queue_declare(
-            routed.as_str().into(),
-            QueueDeclareOptions {
-                passive: true,
-                ..Default::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .unwrap();
+    let q = inspect(&admin, &routed).await.unwrap();
     let _ = admin
         .queue_delete(routed.as_str().into(), QueueDeleteOptions::default())
         .await;
