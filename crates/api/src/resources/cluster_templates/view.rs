@@ -10,12 +10,37 @@ use serde_json::{Map, Value};
 
 /// Python's `datetime.isoformat()` of a naive UTC value made aware.
 pub fn isoformat(dt: &chrono::NaiveDateTime) -> String {
-    use chrono::Timelike;
-    if dt.nanosecond() / 1000 == 0 {
-        format!("{}+00:00", dt.format("%Y-%m-%dT%H:%M:%S"))
-    } else {
-        format!("{}+00:00", dt.format("%Y-%m-%dT%H:%M:%S%.6f"))
+    use chrono::{Datelike, Timelike};
+    let micros = dt.nanosecond() / 1000;
+    if !(0..=9999).contains(&dt.year()) || micros > 999_999 {
+        // chrono's `%Y` signs and widens other years; a leap second's fraction
+        return if micros == 0 {
+            format!("{}+00:00", dt.format("%Y-%m-%dT%H:%M:%S"))
+        } else {
+            format!("{}+00:00", dt.format("%Y-%m-%dT%H:%M:%S%.6f"))
+        };
     }
+    // written digit by digit: the formatting machinery was a twentieth of a cluster list's
+    // instructions
+    fn push(s: &mut String, n: u32, width: u32, then: &str) {
+        for i in (0..width).rev() {
+            s.push(char::from(b'0' + (n / 10u32.pow(i) % 10) as u8));
+        }
+        s.push_str(then);
+    }
+    let mut s = String::with_capacity(32);
+    push(&mut s, dt.year().unsigned_abs(), 4, "-");
+    push(&mut s, dt.month(), 2, "-");
+    push(&mut s, dt.day(), 2, "T");
+    push(&mut s, dt.hour(), 2, ":");
+    push(&mut s, dt.minute(), 2, ":");
+    push(&mut s, dt.second(), 2, "");
+    if micros != 0 {
+        s.push('.');
+        push(&mut s, micros, 6, "");
+    }
+    s.push_str("+00:00");
+    s
 }
 
 fn s(v: &Option<String>) -> PyValue {
@@ -179,6 +204,32 @@ pub(super) fn target(t: &ClusterTemplate) -> Value {
 
 #[cfg(test)]
 mod tests {
+    /// The direct formatting prints what chrono's formats printed.
+    #[test]
+    fn isoformat_is_chronos_format() {
+        use chrono::{NaiveDateTime, Timelike};
+        for t in [
+            "2026-12-01 00:00:00",
+            "0001-01-01 00:00:00.000001",
+            "0999-02-03 04:05:06.7",
+            "9999-12-31 23:59:59.999999",
+            "2016-12-31 23:59:60.5",
+        ] {
+            let d = NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%.f").unwrap();
+            let want = if d.nanosecond() / 1000 == 0 {
+                format!("{}+00:00", d.format("%Y-%m-%dT%H:%M:%S"))
+            } else {
+                format!("{}+00:00", d.format("%Y-%m-%dT%H:%M:%S%.6f"))
+            };
+            assert_eq!(isoformat(&d), want, "{t}");
+        }
+        let far = chrono::NaiveDate::from_ymd_opt(12345, 1, 2)
+            .unwrap()
+            .and_hms_opt(3, 4, 5)
+            .unwrap();
+        assert_eq!(isoformat(&far), "+12345-01-02T03:04:05+00:00");
+    }
+
     use super::*;
     use openkeel_core::pyjson::dumps;
     #[test]

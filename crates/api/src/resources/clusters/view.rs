@@ -7,25 +7,15 @@ use super::types;
 use super::wsme::Attr;
 use crate::links::self_and_bookmark;
 use crate::microversion::Version;
-use chrono::{NaiveDateTime, Timelike};
+use crate::resources::cluster_templates::isoformat;
+use chrono::NaiveDateTime;
 use openkeel_core::objects::{Cluster, NodeGroup, StringMap};
 use openkeel_core::pyvalue::PyValue;
 use serde_json::{Map, Value};
 
 /// A datetime as Magnum's API prints it (`isoformat()` of a UTC-aware value).
 pub fn iso(dt: Option<NaiveDateTime>) -> Value {
-    match dt {
-        None => Value::Null,
-        Some(d) => {
-            let base = d.format("%Y-%m-%dT%H:%M:%S").to_string();
-            let micros = d.nanosecond() / 1000;
-            if micros == 0 {
-                Value::from(format!("{base}+00:00"))
-            } else {
-                Value::from(format!("{base}.{micros:06}+00:00"))
-            }
-        }
-    }
+    dt.map_or(Value::Null, |d| Value::from(isoformat(&d)))
 }
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
