@@ -140,10 +140,15 @@ impl CollectionWriter {
     }
 
     pub fn push(&mut self, item: &Value) {
+        self.push_with(|out| openkeel_core::pyjson::write_value(out, item));
+    }
+
+    /// An item `write` appends to the body as `json.dumps` text itself.
+    pub fn push_with(&mut self, write: impl FnOnce(&mut String)) {
         if self.count > 0 {
             self.out.push_str(", ");
         }
-        openkeel_core::pyjson::write_value(&mut self.out, item);
+        write(&mut self.out);
         self.count += 1;
     }
 

@@ -47,22 +47,52 @@ pub fn write_value(out: &mut String, value: &Value) {
 
 /// Append `json.dumps(dict)` for a JSON object to `out`.
 pub fn write_object(out: &mut String, map: &serde_json::Map<String, Value>) {
-    out.push('{');
-    for (i, (k, v)) in map.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_str(out, k);
-        out.push_str(": ");
-        write_value(out, v);
+    let mut o = ObjectWriter::new(out);
+    for (k, v) in map {
+        o.field(k, v);
     }
-    out.push('}');
+    o.finish();
 }
 
-/// A JSON string literal with Python's `ensure_ascii=True` escaping.
+/// `json.dumps(dict)` written one field at a time, for a dict that need not exist as a map
+/// first (a view rendered straight into a body).
+pub struct ObjectWriter<'a> {
+    out: &'a mut String,
+    empty: bool,
+}
+
+impl<'a> ObjectWriter<'a> {
+    pub fn new(out: &'a mut String) -> Self {
+        out.push('{');
+        ObjectWriter { out, empty: true }
+    }
+
+    pub fn field(&mut self, key: &str, value: &Value) {
+        if !self.empty {
+            self.out.push_str(", ");
+        }
+        self.empty = false;
+        write_str(self.out, key);
+        self.out.push_str(": ");
+        write_value(self.out, value);
+    }
+
+    pub fn finish(self) {
+        self.out.push('}');
+    }
+}
+
+/// A JSON string literal with Python's `ensure_ascii=True` escaping. Runs of printable ASCII
+/// (most of every body) are copied whole.
 pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
+    let mut plain_from = 0;
+    for (i, c) in s.char_indices() {
+        if (' '..='~').contains(&c) && c != '"' && c != '\\' {
+            continue;
+        }
+        out.push_str(&s[plain_from..i]);
+        plain_from = i + c.len_utf8();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -71,15 +101,15 @@ pub fn write_str(out: &mut String, s: &str) {
             '\t' => out.push_str("\\t"),
             '\u{08}' => out.push_str("\\b"),
             '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+            c => {
                 let mut buf = [0u16; 2];
                 for unit in c.encode_utf16(&mut buf) {
                     let _ = write!(out, "\\u{unit:04x}");
                 }
             }
-            c => out.push(c),
         }
     }
+    out.push_str(&s[plain_from..]);
     out.push('"');
 }
 
@@ -114,6 +144,48 @@ mod tests {
         assert_eq!(dumps(&json!("é")), r#""\u00e9""#);
         assert_eq!(dumps(&json!("😀")), r#""\ud83d\ude00""#);
         assert_eq!(dumps(&json!("a\"b\\\n\u{7f}")), r#""a\"b\\\n\u007f""#);
+    }
+
+    /// The run-copying `write_str` writes what escaping one character at a time writes.
+    #[test]
+    fn strings_escape_as_char_by_char() {
+        fn reference(s: &str) -> String {
+            let mut out = String::from('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    '\u{08}' => out.push_str("\\b"),
+                    '\u{0c}' => out.push_str("\\f"),
+                    c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+                        let mut buf = [0u16; 2];
+                        for unit in c.encode_utf16(&mut buf) {
+                            let _ = write!(out, "\\u{unit:04x}");
+                        }
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
+        }
+        let every_ascii: String = (0u8..128).map(char::from).collect();
+        for s in [
+            "",
+            "plain",
+            every_ascii.as_str(),
+            "é at the start",
+            "at the end é",
+            "mixed \"quotes\" and \\ and \u{7f}\u{80}\u{ffff}\u{10000}😀 end",
+            "\u{0}\u{1f}",
+        ] {
+            let mut out = String::new();
+            write_str(&mut out, s);
+            assert_eq!(out, reference(s), "{s:?}");
+        }
     }
 
     #[test]

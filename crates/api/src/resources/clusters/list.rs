@@ -56,12 +56,13 @@ pub(super) async fn list(
     let mut last = String::new();
     reader
         .for_each(|c, ngs, labels| {
-            let item = if detail {
-                view::cluster_full(&c, &ngs, labels, req.version, &req.host_url, None)
-            } else {
-                view::cluster_summary(&c, &ngs, req.version, &req.host_url)
-            };
-            body.push(&item);
+            body.push_with(|out| {
+                if detail {
+                    view::write_cluster_full(out, &c, &ngs, labels, req.version, &req.host_url)
+                } else {
+                    view::write_cluster_summary(out, &c, &ngs, req.version, &req.host_url)
+                }
+            });
             last = c.uuid.unwrap_or_default();
             Ok(())
         })

@@ -181,38 +181,86 @@ impl ClusterValues<'_> {
 
 /// The attributes `attrs` (a list of `types::cluster`) in their order: `stack_id` up to
 /// 1.12, `cluster_id` from 1.13.
-fn render_cluster<'a>(
+/// Each shown attribute's name and value, in `attrs` order, to `emit`.
+fn each_attr<'a>(
     attrs: impl IntoIterator<Item = &'a Attr>,
     version: Version,
     mut values: ClusterValues<'_>,
-) -> Value {
+    mut emit: impl FnMut(&'static str, Value),
+) {
     let hidden = if version.at_least(13) {
         "stack_id"
     } else {
         "cluster_id"
     };
-    let mut m = Map::new();
     for a in attrs {
         if a.name == hidden {
             continue;
         }
         if let Some(v) = values.get(a.name) {
-            m.insert(a.name.to_string(), v);
+            emit(a.name, v);
         }
     }
+}
+
+fn render_cluster<'a>(
+    attrs: impl IntoIterator<Item = &'a Attr>,
+    version: Version,
+    values: ClusterValues<'_>,
+) -> Value {
+    let attrs = attrs.into_iter();
+    let mut m = Map::with_capacity(attrs.size_hint().0);
+    each_attr(attrs, version, values, |k, v| {
+        m.insert(k.to_string(), v);
+    });
     Value::Object(m)
+}
+
+/// [`render_cluster`] written straight into `out` as `json.dumps` text (no map built).
+fn write_cluster<'a>(
+    out: &mut String,
+    attrs: impl IntoIterator<Item = &'a Attr>,
+    version: Version,
+    values: ClusterValues<'_>,
+) {
+    let mut o = openkeel_core::pyjson::ObjectWriter::new(out);
+    each_attr(attrs, version, values, |k, v| o.field(k, &v));
+    o.finish();
 }
 
 /// `GET /v1/clusters` item: the attributes of [`types::cluster::SUMMARY`].
 pub fn cluster_summary(c: &Cluster, ngs: &[NodeGroup], version: Version, host: &str) -> Value {
-    let values = ClusterValues {
+    render_cluster(
+        types::cluster::SUMMARY.iter().copied(),
+        version,
+        summary_values(c, ngs, host),
+    )
+}
+
+/// [`cluster_summary`] written into `out` as `json.dumps` text.
+pub fn write_cluster_summary(
+    out: &mut String,
+    c: &Cluster,
+    ngs: &[NodeGroup],
+    version: Version,
+    host: &str,
+) {
+    write_cluster(
+        out,
+        types::cluster::SUMMARY.iter().copied(),
+        version,
+        summary_values(c, ngs, host),
+    );
+}
+
+fn summary_values<'a>(c: &'a Cluster, ngs: &[NodeGroup], host: &'a str) -> ClusterValues<'a> {
+    ClusterValues {
         c,
         n: counts(ngs),
         host,
         diff: None,
         faults: None,
-    };
-    render_cluster(types::cluster::SUMMARY.iter().copied(), version, values)
+    }
 }
 
 /// `GET /v1/clusters/{id}` and `/detail` items (every attribute of
@@ -225,7 +273,31 @@ pub fn cluster_full(
     host: &str,
     faults: Option<Value>,
 ) -> Value {
-    let values = ClusterValues {
+    let values = full_values(c, ngs, template_labels, host, faults);
+    render_cluster(types::cluster::ATTRS, version, values)
+}
+
+/// [`cluster_full`] written into `out` as `json.dumps` text.
+pub fn write_cluster_full(
+    out: &mut String,
+    c: &Cluster,
+    ngs: &[NodeGroup],
+    template_labels: Option<&StringMap>,
+    version: Version,
+    host: &str,
+) {
+    let values = full_values(c, ngs, template_labels, host, None);
+    write_cluster(out, types::cluster::ATTRS, version, values);
+}
+
+fn full_values<'a>(
+    c: &'a Cluster,
+    ngs: &[NodeGroup],
+    template_labels: Option<&StringMap>,
+    host: &'a str,
+    faults: Option<Value>,
+) -> ClusterValues<'a> {
+    ClusterValues {
         c,
         n: counts(ngs),
         host,
@@ -234,8 +306,7 @@ pub fn cluster_full(
             &labels_obj(c.labels.as_ref()),
         )),
         faults,
-    };
-    render_cluster(types::cluster::ATTRS, version, values)
+    }
 }
 
 /// `_collect_fault_info`: nodegroup name → status_reason of the failed nodegroups.
