@@ -86,13 +86,21 @@ impl<'a> ObjectWriter<'a> {
 /// (most of every body) are copied whole.
 pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
-    let mut plain_from = 0;
-    for (i, c) in s.char_indices() {
-        if (' '..='~').contains(&c) && c != '"' && c != '\\' {
+    let bytes = s.as_bytes();
+    let (mut i, mut plain_from) = (0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\' {
+            i += 1;
             continue;
         }
+        // `i` is on a character boundary: only whole characters are stepped over
+        let Some(c) = s[i..].chars().next() else {
+            break;
+        };
         out.push_str(&s[plain_from..i]);
-        plain_from = i + c.len_utf8();
+        i += c.len_utf8();
+        plain_from = i;
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
