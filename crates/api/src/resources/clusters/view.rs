@@ -179,9 +179,8 @@ impl ClusterValues<'_> {
     }
 }
 
-/// The attributes `attrs` (a list of `types::cluster`) in their order: `stack_id` up to
-/// 1.12, `cluster_id` from 1.13.
-/// Each shown attribute's name and value, in `attrs` order, to `emit`.
+/// Each shown attribute of `attrs` (a list of `types::cluster`), name and value in their
+/// order, to `emit`: `stack_id` up to 1.12, `cluster_id` from 1.13.
 fn each_attr<'a>(
     attrs: impl IntoIterator<Item = &'a Attr>,
     version: Version,
@@ -203,6 +202,7 @@ fn each_attr<'a>(
     }
 }
 
+/// [`each_attr`] as a JSON object.
 fn render_cluster<'a>(
     attrs: impl IntoIterator<Item = &'a Attr>,
     version: Version,
