@@ -2,6 +2,7 @@
 """Reliability drills of issue 16: faults under a steady mixed load through openkeel-api.
 
     tests/drills/drill.py broker    [--rate 50] [--cycles 5] [--down 10] [--extra-conf FILE]
+    tests/drills/drill.py broker-cluster [--rate 50] [--cycles 3] [--down 10]
     tests/drills/drill.py mariadb   [--rate 50] [--cycles 3] [--down 10]
     tests/drills/drill.py conductor [--rate 20] [--cycles 4]
     tests/drills/drill.py slow      (tests/drills/slow.py)
@@ -18,6 +19,9 @@ prints its figures as JSON (and a summary on stderr). Exit status 1 when a must-
 The faults act on the services of OPENKEEL_TEST_HOME through tests/drills/services.sh, which
 refuses the shared home: run `tests/drills/services.sh start` and
 `eval "$(tests/drills/services.sh env)"` first. Python: the test venv (PyMySQL).
+`broker-cluster` runs on the three-node RabbitMQ cluster of OPENKEEL_TEST_RABBIT_CLUSTER_URL
+(`tests/drills/services.sh rabbit-cluster-start`) with quorum queues, and kills one node with
+SIGKILL per cycle, a different one each time.
 Bounded: the load runs for the fault cycles only, every request has a 120 s client timeout,
 the settling wait is bounded by --settle, everything listens on 127.0.0.1.
 """
@@ -765,6 +769,12 @@ def run_drill(args):
     if args.extra_conf:
         with open(args.extra_conf) as f:
             extra_conf = "\n" + f.read()
+    if args.drill == "broker-cluster":
+        # the three nodes as one transport URL, with quorum queues (OpenStack-Helm's setting
+        # for RabbitMQ 4) unless --extra-conf says otherwise
+        os.environ["OPENKEEL_TEST_RABBIT_URL"] = os.environ["OPENKEEL_TEST_RABBIT_CLUSTER_URL"]
+        if "rabbit_quorum_queue" not in extra_conf:
+            extra_conf += "\n[oslo_messaging_rabbit]\nrabbit_quorum_queue = true\n"
     dep = Deployment(out, args.bin, extra_conf=extra_conf, conductors=args.conductors)
     watcher = None
     ok = True
@@ -800,6 +810,16 @@ def run_drill(args):
         stuck = dep.sql("SELECT COUNT(*) FROM cluster WHERE status LIKE '%IN_PROGRESS'")[0][0]
         extra["clusters_in_progress_after"] = stuck
         alive = dep.alive()
+        if args.drill == "broker-cluster":
+            # what the drill's queues were: the conductor's topic, server and ordered queues
+            # are quorum queues on the three nodes (its fanout queue is a transient classic
+            # one, as oslo.messaging makes it)
+            kinds = collections.Counter()
+            for line in services("rabbit-cluster-queues", check=False).splitlines():
+                f = line.split("\t") + ["", ""]
+                if f[0].startswith(dep.exchange + "-"):
+                    kinds["%s on %d nodes" % (f[1], f[2].count("@"))] += 1
+            extra["queues"] = dict(kinds)
         dep.stop()
         secrets = secret_values(dep)
         found, n_lines = audit_logs(dep.log_files, secrets, csr)
@@ -850,7 +870,8 @@ def run_drill(args):
         if not args.keep_db:
             dep.drop()
         # its queues (the durable and quorum ones would be recovered at every later restart)
-        services("rabbit-delete-queues", dep.exchange + "-", check=False)
+        services("rabbit-cluster-delete-queues" if args.drill == "broker-cluster"
+                 else "rabbit-delete-queues", dep.exchange + "-", check=False)
     return 0 if ok else 1
 
 
@@ -895,6 +916,63 @@ def broker_fault(args, dep, load, faults):
                        "reconnected_after_s": rec, "conductor_listening_after_s": listen})
         log("broker cycle %d: back, reconnected after %s, listening after %s (from the start_app call)"
             % (i + 1, rec, listen))
+        if i + 1 < args.cycles:
+            time.sleep(args.up)
+    time.sleep(args.tail)
+    load.stop_flag.set()
+
+
+def log_connects(path, since):
+    """(time, broker) of the "connected to the AMQP broker" lines at or after `since`."""
+    out = []
+    try:
+        f = open(path, encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    with f:
+        for line in f:
+            if "connected to the AMQP broker" in line:
+                m = LOG_TS.match(line)
+                b = re.search(r"broker=(\S+)", line)
+                if m and b:
+                    t = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")) + \
+                        int(m.group(2)) / 1000.0
+                    if t >= since - 0.001:
+                        out.append((t, b.group(1)))
+    return out
+
+
+def cluster_fault(args, dep, load, faults):
+    """SIGKILL one node of the three-node RabbitMQ cluster (quorum queues) per cycle, a
+    different one each time, and start it again after --down seconds."""
+    time.sleep(args.warmup)
+    procs = ["api"] + dep.conductor_names
+    for i in range(args.cycles):
+        node = i % 3 + 1
+        port = 25800 + node
+        t_kill = time.time()
+        services("rabbit-node-kill", str(node))
+        # the processes' connections that went with the node come back on another node
+        time.sleep(args.down)
+        moved = {}
+        for name in procs:
+            after = log_connects(os.path.join(dep.out, "%s.log" % name), t_kill)
+            moved[name] = [[round(t - t_kill, 2), b] for t, b in after]
+        running = services("rabbit-cluster-running", str(node % 3 + 1), check=False).split()
+        asked = time.time()
+        services("rabbit-node-start", str(node))
+        back = time.time()
+        rejoined = services("rabbit-cluster-running", str(node), check=False).split()
+        faults.append({"cycle": i + 1, "killed_node": node, "killed_port": port,
+                       "killed_at": time.strftime("%H:%M:%S", time.gmtime(t_kill)),
+                       "nodes_running_while_down": len(running),
+                       "down_s": round(asked - t_kill, 1),
+                       "node_start_took_s": round(back - asked, 1),
+                       "nodes_running_after": len(rejoined),
+                       "reconnects_while_down_s_broker": moved})
+        log("cluster cycle %d: node %d killed, %d nodes running while it was down; "
+            "reconnects (s after the kill, broker): %s; back after %.1f s, %d nodes running"
+            % (i + 1, node, len(running), moved, back - asked, len(rejoined)))
         if i + 1 < args.cycles:
             time.sleep(args.up)
     time.sleep(args.tail)
@@ -953,11 +1031,13 @@ def conductor_fault(args, dep, load, faults):
     load.stop_flag.set()
 
 
-FAULTS = {"broker": broker_fault, "mariadb": mariadb_fault, "conductor": conductor_fault}
+FAULTS = {"broker": broker_fault, "broker-cluster": cluster_fault, "mariadb": mariadb_fault,
+          "conductor": conductor_fault}
 
 DEFAULTS = {
     # rate, cycles, down, up, warmup, tail, conductors
     "broker": (50, 5, 10, 20, 15, 15, 1),
+    "broker-cluster": (50, 3, 10, 20, 15, 15, 1),
     "mariadb": (50, 3, 10, 20, 15, 15, 1),
     "conductor": (30, 4, 3, 15, 15, 15, 1),
 }
@@ -995,6 +1075,14 @@ def main():
     for v in ("OPENKEEL_TEST_MYSQL_URL", "OPENKEEL_TEST_RABBIT_URL"):
         if not os.environ.get(v):
             sys.exit("%s is not set: eval \"$(tests/drills/services.sh env)\"" % v)
+    if args.drill == "broker-cluster":
+        if not os.environ.get("OPENKEEL_TEST_RABBIT_CLUSTER_URL"):
+            sys.exit("OPENKEEL_TEST_RABBIT_CLUSTER_URL is not set: "
+                     "eval \"$(tests/drills/services.sh env)\"")
+        running = services("rabbit-cluster-running", check=False).split()
+        if len(running) != 3:
+            sys.exit("the three-node RabbitMQ cluster is not running (%s): "
+                     "tests/drills/services.sh rabbit-cluster-start" % (running or "no node"))
     if os.environ.get("OPENKEEL_TEST_HOME", "/var/tmp/openkeel-test").rstrip("/") == \
             "/var/tmp/openkeel-test":
         sys.exit("the drills stop and kill their services: not on the shared test home "

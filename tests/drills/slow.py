@@ -5,7 +5,9 @@
 
 openkeel-api runs with `auth_strategy = keystone`, its `[keystone_authtoken]` pointing at a
 stalling TCP proxy in front of the test Keystone (OPENKEEL_TEST_KEYSTONE_URL, only read: the
-proxy stalls, Keystone itself is untouched) and its `transport_url` at a second proxy in front
+proxy stalls, Keystone itself is untouched; the proxy also puts itself in place of Keystone's
+address in the answers, so the catalogue's identity endpoint, where tokens are validated, is
+the proxy too) and its `transport_url` at a second proxy in front
 of the RabbitMQ of OPENKEEL_TEST_RABBIT_URL (the drills' private one); openkeel-conductor
 talks to both directly. Each proxy can pass bytes, hold every byte for DELAY seconds (an
 answer after 30 s) or hold them for ever (no answer) — new and already open connections
@@ -21,6 +23,7 @@ again within 10 s. Prints JSON figures; exit status 1 when a must-hold fails.
 import argparse
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -35,10 +38,17 @@ import drill  # noqa: E402
 
 
 class StallingProxy:
-    """A TCP proxy on 127.0.0.1 whose mode is "pass", ("delay", seconds) or "stall"."""
+    """A TCP proxy on 127.0.0.1 whose mode is "pass", ("delay", seconds) or "stall".
 
-    def __init__(self, upstream_host, upstream_port):
+    With `rewrite_upstream` it also stands in for the upstream's address in what the upstream
+    sends back: every `127.0.0.1:<upstream port>` becomes `127.0.0.1:<proxy port>` (the same
+    length, so no HTTP length changes). For Keystone this puts the proxy in the service
+    catalogue too, where the API finds the identity endpoint it validates tokens at, as a
+    load balancer in front of Keystone would be."""
+
+    def __init__(self, upstream_host, upstream_port, rewrite_upstream=False):
         self.up = (upstream_host, upstream_port)
+        self.rewrite = None
         self.mode = "pass"
         self.cond = threading.Condition()
         self.sock = socket.socket()
@@ -46,6 +56,13 @@ class StallingProxy:
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(128)
         self.port = self.sock.getsockname()[1]
+        if rewrite_upstream:
+            self.rewrite = (("127.0.0.1:%d" % upstream_port).encode(),
+                            ("127.0.0.1:%d" % self.port).encode())
+            if len(self.rewrite[0]) != len(self.rewrite[1]):
+                self.sock.close()
+                raise RuntimeError("the proxy's port %d is not as long as the upstream's %d"
+                                   % (self.port, upstream_port))
         self.closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -86,16 +103,29 @@ class StallingProxy:
         except OSError:
             client.close()
             return
-        for a, b in ((client, upstream), (upstream, client)):
-            threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+        for a, b, rw in ((client, upstream, None), (upstream, client, self.rewrite)):
+            threading.Thread(target=self._pipe, args=(a, b, rw), daemon=True).start()
 
-    def _pipe(self, src, dst):
+    def _pipe(self, src, dst, rewrite=None):
+        held = b""  # a tail that may be the start of rewrite[0], cut by a recv
         try:
             while True:
+                if held and not select.select([src], [], [], 0.05)[0]:
+                    dst.sendall(held)
+                    held = b""
                 data = src.recv(65536)
                 if not data:
+                    if held:
+                        dst.sendall(held)
                     break
                 self._hold(time.time())
+                if rewrite:
+                    old, new = rewrite
+                    data = (held + data).replace(old, new)
+                    keep = next((k for k in range(min(len(old) - 1, len(data)), 0, -1)
+                                 if data.endswith(old[:k])), 0)
+                    held = data[len(data) - keep:] if keep else b""
+                    data = data[:len(data) - keep]
                 dst.sendall(data)
         except OSError:
             pass
@@ -161,7 +191,12 @@ def main():
     ks_url = os.environ["OPENKEEL_TEST_KEYSTONE_URL"].rstrip("/")
     ks = urllib.parse.urlparse(ks_url)
     rb = urllib.parse.urlparse(os.environ["OPENKEEL_TEST_RABBIT_URL"])
-    ks_proxy = StallingProxy(ks.hostname, ks.port)
+    ks_proxy = None
+    while ks_proxy is None:  # a port as long as Keystone's, for the catalogue's rewrite
+        try:
+            ks_proxy = StallingProxy(ks.hostname, ks.port, rewrite_upstream=True)
+        except RuntimeError:
+            pass
     mq_proxy = StallingProxy(rb.hostname, rb.port)
     ks_via = "http://127.0.0.1:%d%s" % (ks_proxy.port, ks.path)
     mq_via = "amqp://%s@127.0.0.1:%d%s" % (rb.netloc.rsplit("@", 1)[0], mq_proxy.port, rb.path)

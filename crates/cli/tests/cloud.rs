@@ -91,3 +91,84 @@ async fn template_create_validates_through_the_catalogue() {
 
     srv.stop().await.expect("stop");
 }
+
+/// The slow-dependency drill's cloud half (issue 16, `docs/reliability.md`): Glance, Nova and
+/// then Neutron answering only after an hour (as good as never) while a template is created.
+/// The API answers within `[keystone_auth] timeout` with what keystoneauth's timeout gives in
+/// Magnum (Magnum without a `timeout` would hang): Glance's failure is swallowed by the
+/// driver look-up, whose 400 follows; Nova's and Neutron's are 500 with the timeout's message,
+/// in Magnum's envelope. It answers 201 again as soon as the service does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_cloud_service_is_an_error_within_the_timeout_then_recovers() {
+    use openkeel_tests::standin::Delay;
+    use std::time::{Duration, Instant};
+
+    let cloud = standin::start(standin::StandInData::default()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = dir.path().join("cloud.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[openkeel]\nsimulated_cloud = false\n\n[keystone_auth]\nauth_url = {}\nusername = magnum\npassword = secret\nproject_name = service\nuser_domain_id = default\nproject_domain_id = default\ntimeout = 2\n",
+            cloud.keystone_url()
+        ),
+    )
+    .expect("conf");
+    let config = openkeel::allinone::load_config(dir.path(), &[conf], &[]).expect("config");
+    let srv = openkeel::allinone::start(openkeel::allinone::Options {
+        bind: Some("127.0.0.1:0".parse().expect("addr")),
+        config,
+        config_dirs: Vec::new(),
+    })
+    .await
+    .expect("start");
+    let addr = srv.addr;
+    let body = br#"{"name": "k8s", "image_id": "ubuntu-jammy", "coe": "kubernetes", "external_network_id": "public", "flavor_id": "m1.small"}"#;
+
+    for (stalled, status, detail) in [
+        (
+            "/image/",
+            400,
+            "Image ubuntu-jammy doesn't contain os_distro field.",
+        ),
+        ("/compute/", 500, " timed out"),
+        ("/network/", 500, " timed out"),
+    ] {
+        cloud.update(|d| {
+            d.delays = vec![Delay {
+                path_contains: stalled.into(),
+                delay: Duration::from_secs(3600),
+            }]
+        });
+        let t0 = Instant::now();
+        let r = http(addr, "POST", "/v1/clustertemplates", &[JSON, V], Some(body))
+            .await
+            .expect("POST");
+        let took = t0.elapsed();
+        assert!(took < Duration::from_secs(10), "{stalled}: {took:?}");
+        assert_eq!(r.status, status, "{stalled}: {}", r.text());
+        let v: serde_json::Value = serde_json::from_str(&r.text()).expect("Magnum's envelope");
+        let e = &v["errors"][0];
+        assert_eq!(e["status"], status, "{}", r.text());
+        let text = e["detail"].as_str().unwrap_or_default();
+        if status == 500 {
+            assert!(
+                text.starts_with("Request to http://")
+                    && text.contains(stalled)
+                    && text.ends_with(detail),
+                "{stalled}: {}",
+                r.text()
+            );
+        } else {
+            assert_eq!(text, detail, "{stalled}: {}", r.text());
+        }
+
+        // The service answers again: so does the API, at once.
+        cloud.update(|d| d.delays.clear());
+        let r = http(addr, "POST", "/v1/clustertemplates", &[JSON, V], Some(body))
+            .await
+            .expect("POST");
+        assert_eq!(r.status, 201, "{stalled}, after: {}", r.text());
+    }
+    srv.stop().await.expect("stop");
+}
