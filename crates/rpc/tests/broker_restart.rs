@@ -281,3 +281,63 @@ async fn casts_waiting_in_a_durable_ordered_queue_survive_a_broker_restart() {
         .exchange_delete(s.exchange.as_str().into(), Default::default())
         .await;
 }
+
+/// A call whose reply does not come is `MessagingTimeout` (500) as in Magnum, but when the
+/// broker connection broke while it waited (a restart: the request or the reply may have gone
+/// with a non-durable queue) it is 503, as while the broker is away. Found by the broker
+/// drill (issue 16: "calls in flight answered 500 when a restart loses their request or
+/// reply"); without the change the second call below is `MessagingTimeout` too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_left_unanswered_by_a_broker_restart_is_503_not_a_timeout() {
+    let Some(amqp) = openkeel_tests::rabbit_url() else {
+        return;
+    };
+    if !broker_controllable() {
+        return;
+    }
+    let _one = RESTARTS.lock().await;
+    let topic = format!("okt-lost-{}", uuid::Uuid::new_v4().simple());
+    let s = Arc::new(settings(&amqp));
+    let (tx, _seen) = mpsc::unbounded_channel();
+    // A conductor that never answers: its handler waits for a gate that stays shut.
+    let gate = Arc::new(Semaphore::new(0));
+    let server = RpcServer::start(
+        s.clone(),
+        topic.clone(),
+        "srv1",
+        Arc::new(Gated {
+            seen: tx,
+            gate: gate.clone(),
+        }),
+    );
+    assert!(server.wait_listening(Duration::from_secs(30)).await);
+    let caller = AmqpCaller::new(s.clone(), topic.clone());
+
+    // No restart: Magnum's MessagingTimeout.
+    let e = caller.call(&ctx(), "hold", Args::new()).await.unwrap_err();
+    assert_eq!(e.code(), 500, "{}", e.message());
+    assert!(
+        e.message()
+            .starts_with("Timed out waiting for a reply to message ID"),
+        "{}",
+        e.message()
+    );
+
+    // A restart while the call waits: 503.
+    let call = {
+        let caller = caller.clone();
+        tokio::spawn(async move { caller.call(&ctx(), "hold", Args::new()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    restart_broker(Duration::from_secs(1)).await;
+    let e = call.await.unwrap().unwrap_err();
+    assert_eq!(e.code(), 503, "{}", e.message());
+    assert!(
+        e.message()
+            .contains("the connection to the message broker broke while waiting"),
+        "{}",
+        e.message()
+    );
+    gate.add_permits(100);
+    server.stop().await;
+}

@@ -8,7 +8,9 @@
 //! * calls carry `_msg_id` / `_reply_q` and `expiration = timeout`; one `reply_<uuid>` queue
 //!   per process, consumed by a background task that survives broker restarts; replies are
 //!   matched by `_msg_id`, de-duplicated by `_unique_id`, heartbeats (`ending: false`) ignored;
-//! * no reply within `rpc_response_timeout` is `MessagingTimeout`, as in Magnum.
+//! * no reply within `rpc_response_timeout` is `MessagingTimeout`, as in Magnum, unless the
+//!   reply queue's connection broke meanwhile (a broker restart or a cluster node lost: the
+//!   request or its reply may have gone with a queue): then 503, as while the broker is away.
 
 use super::broker::{properties, Broker, BrokerError, Publisher};
 use super::message::{self, CallInfo};
@@ -22,6 +24,7 @@ use openkeel_core::context::RequestContext;
 use openkeel_core::error::{ErrorKind, MagnumError};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
@@ -36,6 +39,8 @@ struct Inner {
     pending: Mutex<Pending>,
     /// True while the reply queue is being consumed.
     ready: watch::Sender<bool>,
+    /// How many times the reply queue's consumer has lost its connection.
+    reply_breaks: AtomicU64,
 }
 
 /// [`RpcCaller`] over RabbitMQ. Cheap to clone; all clones share the connections and the
@@ -82,6 +87,7 @@ impl AmqpCaller {
             reply_q,
             pending: Mutex::new(HashMap::new()),
             ready,
+            reply_breaks: AtomicU64::new(0),
         });
         tokio::spawn(reply_loop(Arc::downgrade(&inner), reply_broker, stop_rx));
         AmqpCaller {
@@ -258,6 +264,7 @@ impl RpcCaller for AmqpCaller {
             reply_q: self.inner.reply_q.clone(),
         };
         let body = message::serialize_envelope(&message::request(ctx, method, args, Some(&call)));
+        let breaks = self.inner.reply_breaks.load(Ordering::Acquire);
         let forget = || {
             if let Ok(mut p) = self.inner.pending.lock() {
                 p.remove(&msg_id);
@@ -276,6 +283,22 @@ impl RpcCaller for AmqpCaller {
             Ok(Ok(Err(f))) => Err(message::failure_to_error(&f)),
             Ok(Err(_)) | Err(_) => {
                 forget();
+                if self.inner.reply_breaks.load(Ordering::Acquire) != breaks {
+                    // The broker connection broke while the call waited (a restart, a cluster
+                    // node lost): the request or the reply may have gone with a non-durable
+                    // queue. The broker's fault, not a slow conductor: 503, as while it is away.
+                    tracing::error!(method, msg_id = %msg_id, request_id = %ctx.request_id, "RPC call unanswered: the broker connection broke while it waited");
+                    return Err(MagnumError::new(
+                        ErrorKind::ServiceUnavailable,
+                        &[(
+                            "msg",
+                            &format!(
+                                "The conductor's reply to {msg_id} did not arrive: the connection \
+                                 to the message broker broke while waiting for it."
+                            ),
+                        )],
+                    ));
+                }
                 tracing::error!(method, msg_id = %msg_id, request_id = %ctx.request_id, "RPC call timed out");
                 Err(MagnumError::new(
                     ErrorKind::MessagingTimeout,
@@ -393,6 +416,7 @@ async fn reply_loop(
         }
         if let Some(i) = inner.upgrade() {
             i.ready.send_replace(false);
+            i.reply_breaks.fetch_add(1, Ordering::AcqRel);
         }
         if *stop.borrow() {
             break;
