@@ -59,7 +59,18 @@ pub enum Pool {
 pub struct Database {
     pool: Pool,
     statements: Arc<AtomicU64>,
+    /// How long a checkout may wait in all (`pool_timeout`); MySQL checkouts are tried in
+    /// slices of at most [`ACQUIRE_SLICE`] within it.
+    acquire_timeout: Duration,
 }
+
+/// A MySQL checkout is tried for at most this long at a time, again and again until
+/// `pool_timeout`. sqlx retries a refused connection with a back-off that doubles up to a
+/// fifth of the checkout's timeout: with one 30 s checkout, requests that waited through a
+/// 10 s MariaDB restart tried again only ~5 s after it was back (the MariaDB drill,
+/// docs/reliability.md). With 5 s slices the back-off stays under a second, and a connection
+/// still has up to 5 s to be made.
+const ACQUIRE_SLICE: Duration = Duration::from_secs(5);
 
 impl Database {
     /// Connect to `url`: a SQLAlchemy URL as `[database] connection` holds it (converted with
@@ -110,7 +121,7 @@ impl Database {
                 .timezone(Some("+00:00".to_string()));
             let pool = MySqlPoolOptions::new()
                 .max_connections(max_connections)
-                .acquire_timeout(options.acquire_timeout)
+                .acquire_timeout(options.acquire_timeout.min(ACQUIRE_SLICE))
                 .max_lifetime(options.recycle_time)
                 .after_connect(move |conn, _meta| {
                     let set = set_sql_mode.clone();
@@ -153,7 +164,9 @@ impl Database {
         } else {
             return Err(DbError::InvalidUrl(crate::url::redact(url)));
         };
-        Ok(Database::from_pool(pool))
+        let mut db = Database::from_pool(pool);
+        db.acquire_timeout = options.acquire_timeout;
+        Ok(db)
     }
 
     /// Wrap an existing pool (its sessions are used as they are configured).
@@ -161,6 +174,7 @@ impl Database {
         Database {
             pool,
             statements: Arc::new(AtomicU64::new(0)),
+            acquire_timeout: ConnectOptions::default().acquire_timeout,
         }
     }
 
@@ -196,9 +210,26 @@ impl Database {
         }
     }
 
+    /// Run a MySQL checkout (`op`: an acquire or a `BEGIN`) again while it times out, until
+    /// `pool_timeout` ([`ACQUIRE_SLICE`]).
+    async fn in_slices<T, F, Fut>(&self, mut op: F) -> Result<T, sqlx::Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+    {
+        let deadline = tokio::time::Instant::now() + self.acquire_timeout;
+        loop {
+            match op().await {
+                Err(sqlx::Error::PoolTimedOut)
+                    if tokio::time::Instant::now() + Duration::from_millis(10) < deadline => {}
+                r => return r,
+            }
+        }
+    }
+
     pub(crate) async fn acquire(&self) -> Result<Pooled, DbError> {
         let inner = match &self.pool {
-            Pool::MySql(p) => PooledInner::MySql(p.acquire().await?),
+            Pool::MySql(p) => PooledInner::MySql(self.in_slices(|| p.acquire()).await?),
             Pool::Sqlite(p) => PooledInner::Sqlite(p.acquire().await?),
         };
         Ok(Pooled {
@@ -212,7 +243,7 @@ impl Database {
     pub(crate) async fn begin_read(&self) -> Result<Tx, DbError> {
         self.statements.fetch_add(1, Ordering::Relaxed);
         let inner = match &self.pool {
-            Pool::MySql(p) => TxInner::MySql(p.begin().await?),
+            Pool::MySql(p) => TxInner::MySql(self.in_slices(|| p.begin()).await?),
             Pool::Sqlite(p) => TxInner::Sqlite(p.begin_with("BEGIN").await?),
         };
         Ok(Tx {
@@ -226,7 +257,7 @@ impl Database {
     pub(crate) async fn begin(&self) -> Result<Tx, DbError> {
         self.statements.fetch_add(1, Ordering::Relaxed);
         let inner = match &self.pool {
-            Pool::MySql(p) => TxInner::MySql(p.begin().await?),
+            Pool::MySql(p) => TxInner::MySql(self.in_slices(|| p.begin()).await?),
             Pool::Sqlite(p) => TxInner::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
         };
         Ok(Tx {
