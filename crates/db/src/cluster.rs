@@ -174,8 +174,23 @@ pub async fn get_by_uuid(db: &Database, scope: &Scope, uuid: &str) -> Result<Clu
     fetch_one(db, w, uuid, false).await
 }
 
-/// A cluster with what its full view reads, found as [`get_by_uuid`] (a UUID-like `ident`)
-/// or [`get_by_name`] would find it.
+/// The filter of `api_utils.get_resource('Cluster', ident)`: by uuid when `ident` is UUID-like,
+/// else by name; whether it is by name.
+fn by_ident(scope: &Scope, ident: &str) -> (Where, bool) {
+    let by_name = !crate::ident::is_uuid_like(ident);
+    let mut w = scoped(scope);
+    w.eq(if by_name { "name" } else { "uuid" }, ident);
+    (w, by_name)
+}
+
+/// `api_utils.get_resource('Cluster', ident)`: [`get_by_uuid`] when `ident` is UUID-like,
+/// else [`get_by_name`].
+pub async fn get_by_ident(db: &Database, scope: &Scope, ident: &str) -> Result<Cluster, DbError> {
+    let (w, by_name) = by_ident(scope, ident);
+    fetch_one(db, w, ident, by_name).await
+}
+
+/// A cluster with what its full view reads, found as [`get_by_ident`] finds it.
 pub struct ClusterWithRelations {
     pub cluster: Cluster,
     /// Its nodegroups, as `nodegroup::list` with no filter gives them (id order).
@@ -194,9 +209,7 @@ pub async fn get_with_relations(
     scope: &Scope,
     ident: &str,
 ) -> Result<ClusterWithRelations, DbError> {
-    let by_name = !crate::ident::is_uuid_like(ident);
-    let mut w = scoped(scope);
-    w.eq(if by_name { "name" } else { "uuid" }, ident);
+    let (w, by_name) = by_ident(scope, ident);
     let mut c = db.acquire().await?;
     let mut conn = c.conn();
     let cluster = fetch_one_on(&mut conn, w, ident, by_name).await?;

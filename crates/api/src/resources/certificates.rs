@@ -138,13 +138,8 @@ async fn post(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, 
     let ident = fields.get("cluster_uuid").cloned().flatten();
     let cluster = match ident {
         Some(i) => {
-            let dbh = database(state)?;
-            let scope = Scope::from(&ctx);
-            let r = if openkeel_db::ident::is_uuid_like(&i) {
-                openkeel_db::cluster::get_by_uuid(dbh, &scope, &i).await
-            } else {
-                openkeel_db::cluster::get_by_name(dbh, &scope, &i).await
-            };
+            let r =
+                openkeel_db::cluster::get_by_ident(database(state)?, &Scope::from(&ctx), &i).await;
             r.map_err(|e| {
                 let e = MagnumError::from(e);
                 if e.code() == 404 {

@@ -203,14 +203,9 @@ pub(crate) async fn get_cluster(
     ctx: &RequestContext,
     ident: &str,
 ) -> Result<Cluster, ApiError> {
-    let dbh = database(state)?;
-    let scope = Scope::from(ctx);
-    let r = if openkeel_db::ident::is_uuid_like(ident) {
-        cluster::get_by_uuid(dbh, &scope, ident).await
-    } else {
-        cluster::get_by_name(dbh, &scope, ident).await
-    };
-    r.map_err(db)
+    cluster::get_by_ident(database(state)?, &Scope::from(ctx), ident)
+        .await
+        .map_err(db)
 }
 
 /// [`get_cluster`] with the cluster's nodegroups and template read on the same database
