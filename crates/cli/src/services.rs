@@ -256,7 +256,17 @@ pub async fn start_conductor(opts: ServiceOptions) -> Result<RunningConductor, S
         );
     }
     let (stop_loops, stop_rx) = tokio::sync::watch::channel(false);
-    let loops = wiring::spawn_conductor_loops(config, &conductor, &stop_rx);
+    let mut loops = wiring::spawn_conductor_loops(config, &conductor, &stop_rx);
+    // The ordered queues are shared out between the live conductors as the periodic work is.
+    let shards = server.ordered_shards();
+    loops.push(openkeel_conductor::ownership::spawn_ordered_shards(
+        db.clone(),
+        config.default.host.clone(),
+        Duration::from_secs(config.default.service_down_time.max(0) as u64),
+        Duration::from_secs(config.default.periodic_interval_max.clamp(1, 10) as u64),
+        move |mask| shards.keep(mask),
+        stop_rx.clone(),
+    ));
     tracing::info!(
         topic = %config.conductor.topic,
         server = %server.server_name(),

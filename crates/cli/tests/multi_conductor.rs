@@ -571,6 +571,88 @@ async fn gophercloud_nodegroup_sequence_across_three_conductors_always_deletes_t
     assert!(stuck.is_empty(), "nodegroups left behind: {stuck:#?}");
 }
 
+/// The casts are shared out between the live conductors as the periodic work is: each of
+/// the 16 ordered queues belongs to one of the three (`Membership::ordered_shards`), and a
+/// conductor RabbitMQ makes the active consumer of a queue that is not its own hands it on
+/// (`RpcServer::ordered_shards`). Without the hand-over, the first conductor to start runs
+/// every operation. The first round of updates lets the hand-overs happen; in the second,
+/// every cluster's update runs on the conductor its queue belongs to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_ordered_queues_are_shared_out_between_the_live_conductors() {
+    if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
+        return;
+    }
+    const N: usize = 12;
+    let Rig {
+        _mdb,
+        _dir,
+        mut conductors,
+        api,
+        ..
+    } = rig(true, N).await;
+    let addr = api.addr;
+    let all = [0, 1, 2];
+    wait_members(&conductors, &all, &[0, 0, 0], 3).await;
+    let mut uuids = Vec::new();
+    for i in 0..N {
+        let (s, c) = api::call(addr, "GET", &format!("/v1/clusters/c{i}"), None).await;
+        assert_eq!(s, 200, "{c}");
+        uuids.push(c["uuid"].as_str().unwrap().to_string());
+    }
+    let members = openkeel_conductor::ownership::Membership::new(
+        Some(&conductors[0].host),
+        conductors.iter().map(|c| Some(c.host.clone())),
+    );
+    let owner = |uuid: &str| {
+        let shard = openkeel_rpc::oslo::ordered_shard_of(uuid);
+        let host = members.owner(&format!("openkeel-ordered-shard-{shard}"));
+        conductors.iter().position(|c| c.host == host).unwrap()
+    };
+    let mut ran_on = BTreeSet::new();
+    for (round, count) in [(1, 2), (2, 3)] {
+        let marks = marks(&conductors);
+        for i in 0..N {
+            let (s, c) = api::call(
+                addr,
+                "PATCH",
+                &format!("/v1/clusters/c{i}"),
+                Some(serde_json::json!([{"op": "replace", "path": "/node_count", "value": count}])),
+            )
+            .await;
+            assert_eq!(s, 202, "{c}");
+        }
+        for i in 0..N {
+            api::wait_status(addr, &format!("c{i}"), "UPDATE_COMPLETE").await;
+        }
+        if round == 2 {
+            for uuid in &uuids {
+                let ran = running(&conductors, &marks, uuid);
+                assert_eq!(
+                    ran,
+                    vec![owner(uuid)],
+                    "cluster {uuid} (shard {}) ran on {ran:?}",
+                    openkeel_rpc::oslo::ordered_shard_of(uuid)
+                );
+                ran_on.insert(ran[0]);
+            }
+        }
+    }
+    assert!(
+        ran_on.len() >= 2,
+        "every update ran on one conductor: {ran_on:?}"
+    );
+    assert!(
+        conductors
+            .iter()
+            .any(|c| c.log_since(0).contains("ordered queue handed over")),
+        "no conductor handed a queue over"
+    );
+    api.stop().await.unwrap();
+    for c in &mut conductors {
+        c.kill9().await;
+    }
+}
+
 /// The same with `[openkeel] ordered_casts = false` (the casts on the topic, as magnum-api
 /// sends them): the check that the test above guards the ordering. Run by hand:
 /// `cargo test -p openkeel --test multi_conductor -- --ignored`.

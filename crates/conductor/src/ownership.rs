@@ -102,6 +102,55 @@ impl Membership {
     pub fn size(&self) -> usize {
         self.live.len()
     }
+
+    /// The ordered queues ([`openkeel_rpc::oslo::ORDERED_SHARDS`]) whose casts this conductor
+    /// runs, as a mask (bit *i*: shard *i*): each shard belongs to one live conductor as a
+    /// cluster does (the key `openkeel-ordered-shard-<i>`), all of them when it is alone.
+    pub fn ordered_shards(&self) -> u32 {
+        (0..openkeel_rpc::oslo::ORDERED_SHARDS)
+            .filter(|i| self.owns(&format!("openkeel-ordered-shard-{i}")))
+            .fold(0, |m, i| m | (1 << i))
+    }
+}
+
+/// Tell `keep` which ordered queues are this conductor's ([`Membership::ordered_shards`]),
+/// from the live set read every `interval`, until `stop`. The RPC server hands the others
+/// over to the conductors they belong to (`RpcServer::ordered_shards`), so that the casts
+/// are shared out as the periodic work is.
+pub fn spawn_ordered_shards(
+    db: Database,
+    host: Option<String>,
+    service_down_time: Duration,
+    interval: Duration,
+    keep: impl Fn(u32) + Send + Sync + 'static,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut last = None;
+        loop {
+            match Membership::read(&db, host.as_deref(), service_down_time).await {
+                Ok(m) => {
+                    let mask = m.ordered_shards();
+                    if last != Some(mask) {
+                        tracing::info!(
+                            conductors = m.size(),
+                            shards = format!("{mask:#06x}"),
+                            "ordered queues this conductor keeps"
+                        );
+                        last = Some(mask);
+                    }
+                    keep(mask);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the live conductors; the ordered queues kept are unchanged");
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(interval) => {}
+                _ = stop.changed() => break,
+            }
+        }
+    })
 }
 
 #[cfg(test)]
@@ -116,6 +165,27 @@ mod tests {
 
     fn hosts(names: &[&str]) -> Vec<Option<String>> {
         names.iter().map(|h| Some((*h).to_string())).collect()
+    }
+
+    #[test]
+    fn each_ordered_shard_is_kept_by_exactly_one_live_conductor() {
+        let live = hosts(&["c1", "c2", "c3"]);
+        let masks: Vec<u32> = ["c1", "c2", "c3"]
+            .iter()
+            .map(|me| Membership::new(Some(me), live.clone()).ordered_shards())
+            .collect();
+        assert_eq!(
+            masks[0] | masks[1] | masks[2],
+            openkeel_rpc::oslo::ALL_ORDERED_SHARDS
+        );
+        assert_eq!(masks[0] & masks[1], 0);
+        assert_eq!(masks[0] & masks[2], 0);
+        assert_eq!(masks[1] & masks[2], 0);
+        assert!(masks.iter().all(|m| *m != 0), "{masks:x?}");
+        assert_eq!(
+            Membership::alone().ordered_shards(),
+            openkeel_rpc::oslo::ALL_ORDERED_SHARDS
+        );
     }
 
     #[test]

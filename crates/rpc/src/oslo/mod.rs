@@ -31,24 +31,37 @@ pub fn ordered_queue(topic: &str, shard: usize) -> String {
 /// What stands between the topic and the shard number in an ordered queue's name.
 const ORDERED_INFIX: &str = ".openkeel-ordered.";
 
-/// Whether `name` (a delivery's routing key) is one of `topic`'s ordered queues.
-pub fn is_ordered_queue(topic: &str, name: &str) -> bool {
+/// The shard of `name` (a delivery's routing key) when it is one of `topic`'s ordered queues.
+pub fn ordered_shard(topic: &str, name: &str) -> Option<usize> {
     name.strip_prefix(topic)
         .and_then(|rest| rest.strip_prefix(ORDERED_INFIX))
         .and_then(|n| n.parse::<usize>().ok())
-        .is_some_and(|n| n < ORDERED_SHARDS)
+        .filter(|n| *n < ORDERED_SHARDS)
 }
 
-/// The ordered queue of the casts about `key` (a cluster uuid): FNV-1a of the key, so that
-/// every openkeel-api process picks the same one.
-pub fn ordered_queue_of(topic: &str, key: &str) -> String {
+/// Whether `name` (a delivery's routing key) is one of `topic`'s ordered queues.
+pub fn is_ordered_queue(topic: &str, name: &str) -> bool {
+    ordered_shard(topic, name).is_some()
+}
+
+/// The shard of the casts about `key` (a cluster uuid): FNV-1a of the key, so that every
+/// openkeel-api process picks the same one.
+pub fn ordered_shard_of(key: &str) -> usize {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in key.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    ordered_queue(topic, (h % ORDERED_SHARDS as u64) as usize)
+    (h % ORDERED_SHARDS as u64) as usize
 }
+
+/// The ordered queue of the casts about `key` ([`ordered_shard_of`]).
+pub fn ordered_queue_of(topic: &str, key: &str) -> String {
+    ordered_queue(topic, ordered_shard_of(key))
+}
+
+/// Every ordered shard: the mask [`server::RpcServer::keep_ordered_shards`] starts with.
+pub const ALL_ORDERED_SHARDS: u32 = (1 << ORDERED_SHARDS) - 1;
 
 /// Everything the transport reads from the configuration.
 #[derive(Debug, Clone)]

@@ -27,6 +27,7 @@ use lapin::types::FieldTable;
 use lapin::ExchangeKind;
 use serde_json::Value;
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
@@ -56,6 +57,24 @@ pub struct RpcServer {
     handle: JoinHandle<()>,
     server_name: String,
     listening: watch::Receiver<bool>,
+    keep: Arc<watch::Sender<u32>>,
+}
+
+/// The handle that tells a running server which ordered shards to keep
+/// ([`RpcServer::ordered_shards`]).
+#[derive(Clone)]
+pub struct OrderedShards(Arc<watch::Sender<u32>>);
+
+impl OrderedShards {
+    /// Keep the shards of `mask` (bit *i*: shard *i*) when this process is their active
+    /// consumer, and hand the others over to the next conductor.
+    pub fn keep(&self, mask: u32) {
+        self.0.send_if_modified(|m| {
+            let changed = *m != mask;
+            *m = mask;
+            changed
+        });
+    }
 }
 
 impl RpcServer {
@@ -84,6 +103,7 @@ impl RpcServer {
     ) -> Self {
         let (stop, stop_rx) = watch::channel(false);
         let (listening_tx, listening) = watch::channel(false);
+        let (keep, keep_rx) = watch::channel(super::ALL_ORDERED_SHARDS);
         let server_name = server_name.into();
         let state = Arc::new(ServerState {
             listen: Broker::new(settings.clone()),
@@ -97,6 +117,10 @@ impl RpcServer {
             settings,
             listening: listening_tx,
             ordered,
+            keep: keep_rx,
+            shards: (0..super::ORDERED_SHARDS)
+                .map(|_| ShardState::default())
+                .collect(),
         });
         let handle = tokio::spawn(listen_loop(state, stop_rx));
         RpcServer {
@@ -104,7 +128,22 @@ impl RpcServer {
             handle,
             server_name,
             listening,
+            keep: Arc::new(keep),
         }
+    }
+
+    /// Which ordered shards this server keeps when RabbitMQ makes it their single active
+    /// consumer (all of them until told otherwise). Every conductor consumes every ordered
+    /// queue, and RabbitMQ makes the first consumer of each queue the active one; a conductor
+    /// told that a shard belongs to another hands it over when a cast of it arrives: it
+    /// starts no more casts of that queue, lets those it started end (they are acked when
+    /// handled), closes the queue's channel, so that RabbitMQ puts the casts it held back at
+    /// the head of the queue and makes the next consumer active, and consumes the queue
+    /// again, last in line. The casts keep their order, as when a conductor dies. A shard it
+    /// handed over is not handed over again for [`HAND_OVER_DAMPING`], so that conductors
+    /// that disagree for a moment about the live set do not pass casts back and forth.
+    pub fn ordered_shards(&self) -> OrderedShards {
+        OrderedShards(self.keep.clone())
     }
 
     /// Wait (at most `timeout`) until the queues are declared and consumed, as
@@ -144,7 +183,26 @@ struct ServerState {
     listening: watch::Sender<bool>,
     /// Whether the ordered queues are consumed too.
     ordered: bool,
+    /// The ordered shards to keep ([`RpcServer::ordered_shards`]).
+    keep: watch::Receiver<u32>,
+    shards: Vec<ShardState>,
 }
+
+/// One ordered queue as this server consumes it.
+#[derive(Default)]
+struct ShardState {
+    /// Casts of the queue started and not yet acked.
+    busy: std::sync::atomic::AtomicUsize,
+    /// Being handed over: casts that arrive are left unacked (put back when the channel
+    /// closes).
+    handing_over: std::sync::atomic::AtomicBool,
+    /// When it was last handed over.
+    handed_over_at: Mutex<Option<Instant>>,
+}
+
+/// A shard this server handed over is kept, even if told otherwise, when it comes back
+/// within this long ([`RpcServer::ordered_shards`]).
+pub const HAND_OVER_DAMPING: Duration = Duration::from_secs(30);
 
 /// How often the listening loop checks that its channel is still open.
 const CHANNEL_CHECK: Duration = Duration::from_secs(1);
@@ -159,7 +217,7 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
     let mut last_channel = None;
     while !*stop.borrow() {
         let set_up = set_up(&state, &fanout_queue).await;
-        let (ch, mut deliveries) = match set_up {
+        let (ch, mut deliveries, mut shard_channels) = match set_up {
             Ok(x) => x,
             Err(e) => {
                 tracing::warn!(error = %e, topic = %state.topic, "RPC server cannot listen; retrying");
@@ -173,6 +231,8 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
             }
         };
         attempt = 0;
+        // ordered queues consumed again after a hand-over ([`hand_over`])
+        let (back_tx, mut back_rx) = tokio::sync::mpsc::unbounded_channel();
         state.listening.send_replace(true);
         tracing::info!(topic = %state.topic, server = %state.server_name, "RPC server listening");
         // The consumers' stream does not always end when the connection dies (seen in the
@@ -184,6 +244,13 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
         loop {
             let next = tokio::select! {
                 d = deliveries.next() => d,
+                Some((shard, sch, consumer)) = back_rx.recv() => {
+                    if let Some(slot) = shard_channels.get_mut(shard) {
+                        *slot = Some(sch);
+                    }
+                    deliveries.push(consumer);
+                    continue;
+                }
                 _ = stop.changed() => None,
                 _ = alive.tick() => {
                     if ch.status().connected() {
@@ -206,8 +273,27 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
             // OpenKeel's conductors take them): those are acked once handled, so that a
             // conductor killed in the middle of one leaves it to the next active consumer
             // (at-least-once; the handlers tolerate a second run).
-            let late_ack = state.ordered
-                && super::is_ordered_queue(&state.topic, delivery.routing_key.as_str());
+            let shard = if state.ordered {
+                super::ordered_shard(&state.topic, delivery.routing_key.as_str())
+            } else {
+                None
+            };
+            let late_ack = shard.is_some();
+            if let Some(q) = shard {
+                let sh = &state.shards[q];
+                // Left unacked: RabbitMQ puts it back when the queue's channel closes.
+                if sh.handing_over.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let keep = *state.keep.borrow() & (1 << q) != 0;
+                if !keep && sh.may_hand_over() {
+                    if let Some(sch) = shard_channels.get_mut(q).and_then(Option::take) {
+                        sh.handing_over.store(true, Ordering::SeqCst);
+                        tokio::spawn(hand_over(state.clone(), q, sch, back_tx.clone()));
+                        continue;
+                    }
+                }
+            }
             let request = parse(&delivery.data);
             if (!late_ack || request.is_none()) && !ack(&delivery.acker).await {
                 break;
@@ -223,6 +309,9 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
                 tracing::info!(method = %request.method, "a cast handed out again (the conductor that took it went away before it ended)");
             }
             let acker = late_ack.then(|| delivery.acker.clone());
+            if let Some(q) = shard {
+                state.shards[q].busy.fetch_add(1, Ordering::SeqCst);
+            }
             // Casts about one cluster start in the order they arrived (crate::sequencer).
             let turn = request
                 .call
@@ -242,6 +331,9 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
                 if let Some(acker) = acker {
                     // Not acked (the channel went meanwhile): the broker hands it out again.
                     ack(&acker).await;
+                }
+                if let Some(q) = shard {
+                    st.shards[q].busy.fetch_sub(1, Ordering::SeqCst);
                 }
                 drop(permit);
             });
@@ -275,6 +367,82 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
 
 type Deliveries = futures_util::stream::SelectAll<lapin::Consumer>;
 
+impl ShardState {
+    /// Whether the shard may be handed over now ([`HAND_OVER_DAMPING`]).
+    fn may_hand_over(&self) -> bool {
+        self.handed_over_at
+            .lock()
+            .map_or(true, |t| t.is_none_or(|t| t.elapsed() >= HAND_OVER_DAMPING))
+    }
+}
+
+/// Consume ordered queue `shard` on a channel of its own (so that it can be handed over
+/// alone: [`RpcServer::ordered_shards`]).
+async fn consume_shard(
+    state: &ServerState,
+    conn: &lapin::Connection,
+    shard: usize,
+) -> Result<(lapin::Channel, lapin::Consumer), BrokerError> {
+    let ch = conn.create_channel().await?;
+    if state.settings.qos_prefetch_count > 0 {
+        ch.basic_qos(
+            state.settings.qos_prefetch_count,
+            BasicQosOptions::default(),
+        )
+        .await?;
+    }
+    let q = super::ordered_queue(&state.topic, shard);
+    state.listen.declare_ordered_queue(&ch, &q).await?;
+    let c = ch
+        .basic_consume(
+            q.as_str().into(),
+            format!("o{shard}").as_str().into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
+    Ok((ch, c))
+}
+
+/// Hand ordered queue `shard` over to the next conductor in RabbitMQ's line: once the casts of
+/// it this server started have ended, close its channel (the casts it held go back to the
+/// head of the queue and the next consumer becomes the active one), then consume it again,
+/// last in line, and give the new consumer to the listening loop.
+async fn hand_over(
+    state: Arc<ServerState>,
+    shard: usize,
+    ch: lapin::Channel,
+    back: tokio::sync::mpsc::UnboundedSender<(usize, lapin::Channel, lapin::Consumer)>,
+) {
+    let sh = &state.shards[shard];
+    while sh.busy.load(Ordering::SeqCst) > 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let _ = ch.close(200, "handing the ordered queue over".into()).await;
+    if let Ok(mut t) = sh.handed_over_at.lock() {
+        *t = Some(Instant::now());
+    }
+    tracing::info!(topic = %state.topic, shard, "ordered queue handed over to the next conductor");
+    let again = async {
+        let conn = state.listen.connection().await?;
+        consume_shard(&state, &conn, shard).await
+    }
+    .await;
+    match again {
+        Ok((ch, consumer)) => {
+            if let Err(e) = back.send((shard, ch, consumer)) {
+                // the listening loop has reconnected meanwhile and consumes it already
+                let (_, ch, _) = e.0;
+                let _ = ch.close(200, "not needed".into()).await;
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, shard, "could not consume the ordered queue again; it is consumed again when the server reconnects");
+        }
+    }
+    sh.handing_over.store(false, Ordering::SeqCst);
+}
+
 /// Ack a delivery, bounded: an ack queued as the connection died may never be resolved. A
 /// failed ack means the channel is gone (the server listens again on a new one); the broker
 /// has put the message back in its queue, and for a request acked on receipt it is dropped
@@ -293,10 +461,12 @@ async fn ack(acker: &lapin::Acker) -> bool {
     }
 }
 
+/// The server's channel and every consumer; with `ordered`, the ordered queues' channels too
+/// (by shard).
 async fn set_up(
     state: &ServerState,
     fanout_queue: &str,
-) -> Result<(lapin::Channel, Deliveries), BrokerError> {
+) -> Result<(lapin::Channel, Deliveries, Vec<Option<lapin::Channel>>), BrokerError> {
     let b = &state.listen;
     let conn = b.connection().await?;
     let ch = conn.create_channel().await?;
@@ -331,7 +501,7 @@ async fn set_up(
         FieldTable::default(),
     )
     .await?;
-    let mut queues: Vec<(String, String)> = [
+    let queues: Vec<(String, String)> = [
         ("1", state.topic.as_str()),
         ("2", server_queue.as_str()),
         ("3", fanout_queue),
@@ -339,13 +509,6 @@ async fn set_up(
     .iter()
     .map(|(t, q)| (t.to_string(), q.to_string()))
     .collect();
-    if state.ordered {
-        for shard in 0..super::ORDERED_SHARDS {
-            let q = super::ordered_queue(&state.topic, shard);
-            b.declare_ordered_queue(&ch, &q).await?;
-            queues.push((format!("o{shard}"), q));
-        }
-    }
     let mut all = futures_util::stream::SelectAll::new();
     for (tag, q) in &queues {
         let c = ch
@@ -358,7 +521,16 @@ async fn set_up(
             .await?;
         all.push(c);
     }
-    Ok((ch, all))
+    let mut shard_channels = Vec::new();
+    if state.ordered {
+        for (shard, sh) in state.shards.iter().enumerate() {
+            let (sch, consumer) = consume_shard(state, &conn, shard).await?;
+            all.push(consumer);
+            shard_channels.push(Some(sch));
+            sh.handing_over.store(false, Ordering::SeqCst);
+        }
+    }
+    Ok((ch, all, shard_channels))
 }
 
 /// True (and remembered) the first time a `_unique_id` is seen among the last 16.
