@@ -198,6 +198,9 @@ struct ShardState {
     handing_over: std::sync::atomic::AtomicBool,
     /// When it was last handed over.
     handed_over_at: Mutex<Option<Instant>>,
+    /// Counts the server's (re)connections: a hand-over begun on an earlier connection
+    /// leaves the shard's state alone.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// A shard this server handed over is kept, even if told otherwise, when it comes back
@@ -415,6 +418,7 @@ async fn hand_over(
     back: tokio::sync::mpsc::UnboundedSender<(usize, lapin::Channel, lapin::Consumer)>,
 ) {
     let sh = &state.shards[shard];
+    let generation = sh.generation.load(Ordering::SeqCst);
     while sh.busy.load(Ordering::SeqCst) > 0 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -423,6 +427,9 @@ async fn hand_over(
         *t = Some(Instant::now());
     }
     tracing::info!(topic = %state.topic, shard, "ordered queue handed over to the next conductor");
+    if sh.generation.load(Ordering::SeqCst) != generation {
+        return; // the server has reconnected meanwhile and consumes the queue again
+    }
     let again = async {
         let conn = state.listen.connection().await?;
         consume_shard(&state, &conn, shard).await
@@ -440,7 +447,9 @@ async fn hand_over(
             tracing::warn!(error = %e, shard, "could not consume the ordered queue again; it is consumed again when the server reconnects");
         }
     }
-    sh.handing_over.store(false, Ordering::SeqCst);
+    if sh.generation.load(Ordering::SeqCst) == generation {
+        sh.handing_over.store(false, Ordering::SeqCst);
+    }
 }
 
 /// Ack a delivery, bounded: an ack queued as the connection died may never be resolved. A
@@ -527,6 +536,7 @@ async fn set_up(
             let (sch, consumer) = consume_shard(state, &conn, shard).await?;
             all.push(consumer);
             shard_channels.push(Some(sch));
+            sh.generation.fetch_add(1, Ordering::SeqCst);
             sh.handing_over.store(false, Ordering::SeqCst);
         }
     }
