@@ -633,8 +633,8 @@ def audit_logs(paths, secrets, csr):
 LOG_TS = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\.(\d{3})")
 
 
-def log_times(path, needle):
-    """Unix times of the log lines containing needle (oslo.log's default line format)."""
+def log_lines(path, needle):
+    """(Unix time, line) of the log lines containing needle (oslo.log's default line format)."""
     out = []
     try:
         f = open(path, encoding="utf-8", errors="replace")
@@ -646,8 +646,13 @@ def log_times(path, needle):
                 m = LOG_TS.match(line)
                 if m:
                     t = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"))
-                    out.append(t + int(m.group(2)) / 1000.0)
+                    out.append((t + int(m.group(2)) / 1000.0, line))
     return out
+
+
+def log_times(path, needle):
+    """Unix times of the log lines containing needle."""
+    return [t for t, _ in log_lines(path, needle)]
 
 
 def make_csr(out):
@@ -925,20 +930,10 @@ def broker_fault(args, dep, load, faults):
 def log_connects(path, since):
     """(time, broker) of the "connected to the AMQP broker" lines at or after `since`."""
     out = []
-    try:
-        f = open(path, encoding="utf-8", errors="replace")
-    except OSError:
-        return out
-    with f:
-        for line in f:
-            if "connected to the AMQP broker" in line:
-                m = LOG_TS.match(line)
-                b = re.search(r"broker=(\S+)", line)
-                if m and b:
-                    t = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")) + \
-                        int(m.group(2)) / 1000.0
-                    if t >= since - 0.001:
-                        out.append((t, b.group(1)))
+    for t, line in log_lines(path, "connected to the AMQP broker"):
+        b = re.search(r"broker=(\S+)", line)
+        if b and t >= since - 0.001:
+            out.append((t, b.group(1)))
     return out
 
 

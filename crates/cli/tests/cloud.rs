@@ -8,15 +8,18 @@ use openkeel_tests::{http, standin};
 const V: (&str, &str) = ("OpenStack-API-Version", "container-infra latest");
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn template_create_validates_through_the_catalogue() {
-    let cloud = standin::start(standin::StandInData::default()).await;
+/// The all-in-one server with `[openkeel] simulated_cloud = false` and `[keystone_auth]`
+/// pointing at `cloud`, plus `keystone_auth` (more options of that section).
+async fn server_on(
+    cloud: &standin::StandIn,
+    keystone_auth: &str,
+) -> (tempfile::TempDir, openkeel::allinone::Running) {
     let dir = tempfile::tempdir().expect("tempdir");
     let conf = dir.path().join("cloud.conf");
     std::fs::write(
         &conf,
         format!(
-            "[openkeel]\nsimulated_cloud = false\n\n[keystone_auth]\nauth_url = {}\nusername = magnum\npassword = secret\nproject_name = service\nuser_domain_id = default\nproject_domain_id = default\n",
+            "[openkeel]\nsimulated_cloud = false\n\n[keystone_auth]\nauth_url = {}\nusername = magnum\npassword = secret\nproject_name = service\nuser_domain_id = default\nproject_domain_id = default\n{keystone_auth}",
             cloud.keystone_url()
         ),
     )
@@ -29,6 +32,13 @@ async fn template_create_validates_through_the_catalogue() {
     })
     .await
     .expect("start");
+    (dir, srv)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn template_create_validates_through_the_catalogue() {
+    let cloud = standin::start(standin::StandInData::default()).await;
+    let (_dir, srv) = server_on(&cloud, "").await;
     let addr = srv.addr;
 
     // The dev-mode identity is an admin: Magnum uses the service credentials then.
@@ -104,24 +114,7 @@ async fn a_stalled_cloud_service_is_an_error_within_the_timeout_then_recovers() 
     use std::time::{Duration, Instant};
 
     let cloud = standin::start(standin::StandInData::default()).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let conf = dir.path().join("cloud.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "[openkeel]\nsimulated_cloud = false\n\n[keystone_auth]\nauth_url = {}\nusername = magnum\npassword = secret\nproject_name = service\nuser_domain_id = default\nproject_domain_id = default\ntimeout = 2\n",
-            cloud.keystone_url()
-        ),
-    )
-    .expect("conf");
-    let config = openkeel::allinone::load_config(dir.path(), &[conf], &[]).expect("config");
-    let srv = openkeel::allinone::start(openkeel::allinone::Options {
-        bind: Some("127.0.0.1:0".parse().expect("addr")),
-        config,
-        config_dirs: Vec::new(),
-    })
-    .await
-    .expect("start");
+    let (_dir, srv) = server_on(&cloud, "timeout = 2\n").await;
     let addr = srv.addr;
     let body = br#"{"name": "k8s", "image_id": "ubuntu-jammy", "coe": "kubernetes", "external_network_id": "public", "flavor_id": "m1.small"}"#;
 

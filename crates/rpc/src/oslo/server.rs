@@ -379,13 +379,11 @@ impl ShardState {
     }
 }
 
-/// Consume ordered queue `shard` on a channel of its own (so that it can be handed over
-/// alone: [`RpcServer::ordered_shards`]).
-async fn consume_shard(
+/// A channel to consume on, with `rabbit_qos_prefetch_count`.
+async fn consumer_channel(
     state: &ServerState,
     conn: &lapin::Connection,
-    shard: usize,
-) -> Result<(lapin::Channel, lapin::Consumer), BrokerError> {
+) -> Result<lapin::Channel, BrokerError> {
     let ch = conn.create_channel().await?;
     if state.settings.qos_prefetch_count > 0 {
         ch.basic_qos(
@@ -394,6 +392,17 @@ async fn consume_shard(
         )
         .await?;
     }
+    Ok(ch)
+}
+
+/// Consume ordered queue `shard` on a channel of its own (so that it can be handed over
+/// alone: [`RpcServer::ordered_shards`]).
+async fn consume_shard(
+    state: &ServerState,
+    conn: &lapin::Connection,
+    shard: usize,
+) -> Result<(lapin::Channel, lapin::Consumer), BrokerError> {
+    let ch = consumer_channel(state, conn).await?;
     let q = super::ordered_queue(&state.topic, shard);
     state.listen.declare_ordered_queue(&ch, &q).await?;
     let c = ch
@@ -478,14 +487,7 @@ async fn set_up(
 ) -> Result<(lapin::Channel, Deliveries, Vec<Option<lapin::Channel>>), BrokerError> {
     let b = &state.listen;
     let conn = b.connection().await?;
-    let ch = conn.create_channel().await?;
-    if state.settings.qos_prefetch_count > 0 {
-        ch.basic_qos(
-            state.settings.qos_prefetch_count,
-            BasicQosOptions::default(),
-        )
-        .await?;
-    }
+    let ch = consumer_channel(state, &conn).await?;
     let server_queue = format!("{}.{}", state.topic, state.server_name);
     b.declare_topic_queue(&ch, &state.topic).await?;
     b.declare_topic_queue(&ch, &server_queue).await?;
