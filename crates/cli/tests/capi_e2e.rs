@@ -496,6 +496,44 @@ async fn openstack_coe_cluster_api_end_to_end() {
         );
     }
 
+    // CA rotation (`openstack coe ca rotate`): Cluster API cannot rotate a cluster's CA
+    // (kubernetes-sigs/cluster-api#7721), so the driver refuses, before anything is touched:
+    // 400, and the cluster keeps its status (Magnum marks it UPDATE_FAILED), its CA (the
+    // `<stack_id>-ca` Secret, `cluster config`'s CA) and its certificate rows.
+    {
+        let before = demo.json(&["cluster", "show", "c1"]).await;
+        let out = demo.fails(&["ca", "rotate", "c1"]).await;
+        assert!(out.contains("not supported"), "{out}");
+        let after = demo.json(&["cluster", "show", "c1"]).await;
+        assert_eq!(
+            (&after["status"], &after["status_reason"]),
+            (&before["status"], &before["status_reason"]),
+            "{after}"
+        );
+        let secrets = list(&client, "v1", "Secret", "").await;
+        let ca_now = secrets
+            .iter()
+            .find(|s| name_of(s) == format!("{stack_id}-ca"))
+            .and_then(|s| s["data"]["tls.crt"].as_str())
+            .map(base64_decode)
+            .expect("the CA Secret");
+        assert_eq!(ca_now, ca_crt, "{stack_id}-ca is unchanged");
+        demo.ok(&[
+            "cluster",
+            "config",
+            "c1",
+            "--dir",
+            kube_dir.to_str().unwrap(),
+            "--force",
+        ])
+        .await;
+        let kc = std::fs::read_to_string(kube_dir.join("config")).expect("kubeconfig written");
+        assert!(
+            kc.contains(ca_data),
+            "cluster config still gives the cluster's CA"
+        );
+    }
+
     // Issue 13: the operations on a running cluster, through the CLI, each followed to its
     // final state while the stand-in plays the providers.
     let player = standin.clone().play();

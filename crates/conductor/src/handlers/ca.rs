@@ -2,7 +2,7 @@
 //! (`magnum/conductor/handlers/ca_conductor.py`, `credential_conductor.py`).
 
 use openkeel_core::context::RequestContext;
-use openkeel_core::error::MagnumError;
+use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{Certificate, Cluster, ClusterStatus};
 use openkeel_db::Scope;
 use openkeel_drivers::DriverContext;
@@ -134,6 +134,16 @@ impl Conductor {
                 // The cluster now uses the new CA: the old certificates can go.
                 delete_all_or_log(backend, ctx, &old).await;
                 Ok(c.data)
+            }
+            // A driver that cannot rotate a CA (the Cluster API driver: Cluster API has no CA
+            // rotation, kubernetes-sigs/cluster-api#7721) refuses before it touches anything:
+            // the cluster keeps its CA and its status. Magnum marks it UPDATE_FAILED although
+            // nothing happened to it (docs/differences.md).
+            Err(e) if e.kind() == ErrorKind::NotSupported => {
+                self.notifier
+                    .notify_cluster_operation(ctx, Action::Update, Outcome::Failure, &c.data)
+                    .await;
+                Err(e)
             }
             Err(e) => {
                 set_cluster_status(&mut c, ClusterStatus::UpdateFailed);

@@ -309,7 +309,7 @@ async fn listen_loop(state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
                 continue;
             };
             if late_ack && delivery.redelivered {
-                tracing::info!(method = %request.method, "a cast handed out again (the conductor that took it went away before it ended)");
+                tracing::info!(method = %request.method, "a cast handed out again (the conductor that had it went away before it ended, or handed its queue over)");
             }
             let acker = late_ack.then(|| delivery.acker.clone());
             if let Some(q) = shard {
