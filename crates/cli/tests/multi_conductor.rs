@@ -593,6 +593,19 @@ async fn the_ordered_queues_are_shared_out_between_the_live_conductors() {
     let addr = api.addr;
     let all = [0, 1, 2];
     wait_members(&conductors, &all, &[0, 0, 0], 3).await;
+    // and each has taken its share of the queues from the same view
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !conductors.iter().all(|c| {
+        c.log_since(0).lines().any(|l| {
+            l.contains("ordered queues this conductor keeps") && l.contains("conductors=3")
+        })
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "a conductor never took its share of the ordered queues"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let mut uuids = Vec::new();
     for i in 0..N {
         let (s, c) = api::call(addr, "GET", &format!("/v1/clusters/c{i}"), None).await;
