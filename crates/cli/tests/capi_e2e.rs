@@ -376,16 +376,19 @@ async fn openstack_coe_cluster_api_end_to_end() {
     // cluster config: the kubeconfig's CA is the <stack_id>-ca Secret's certificate.
     let kube_dir = dir.path().join("kube");
     std::fs::create_dir_all(&kube_dir).unwrap();
-    demo.ok(&[
-        "cluster",
-        "config",
-        "c1",
-        "--dir",
-        kube_dir.to_str().unwrap(),
-        "--force",
-    ])
-    .await;
-    let kc = std::fs::read_to_string(kube_dir.join("config")).expect("kubeconfig written");
+    let cluster_config = || async {
+        demo.ok(&[
+            "cluster",
+            "config",
+            "c1",
+            "--dir",
+            kube_dir.to_str().unwrap(),
+            "--force",
+        ])
+        .await;
+        std::fs::read_to_string(kube_dir.join("config")).expect("kubeconfig written")
+    };
+    let kc = cluster_config().await;
     assert!(
         kc.contains(&format!("server: https://{API_HOST}:6443")),
         "{kc}"
@@ -518,18 +521,8 @@ async fn openstack_coe_cluster_api_end_to_end() {
             .map(base64_decode)
             .expect("the CA Secret");
         assert_eq!(ca_now, ca_crt, "{stack_id}-ca is unchanged");
-        demo.ok(&[
-            "cluster",
-            "config",
-            "c1",
-            "--dir",
-            kube_dir.to_str().unwrap(),
-            "--force",
-        ])
-        .await;
-        let kc = std::fs::read_to_string(kube_dir.join("config")).expect("kubeconfig written");
         assert!(
-            kc.contains(ca_data),
+            cluster_config().await.contains(ca_data),
             "cluster config still gives the cluster's CA"
         );
     }

@@ -41,6 +41,16 @@ fn broker_controllable() -> bool {
     true
 }
 
+/// The test broker's URL and the right to restart it (one test at a time), when it can be
+/// restarted here.
+async fn restartable_broker() -> Option<(String, tokio::sync::MutexGuard<'static, ()>)> {
+    let amqp = openkeel_tests::rabbit_url()?;
+    if !broker_controllable() {
+        return None;
+    }
+    Some((amqp, RESTARTS.lock().await))
+}
+
 struct Echo {
     seen: mpsc::UnboundedSender<(String, Args)>,
 }
@@ -80,13 +90,9 @@ fn settings(amqp_url: &str) -> RabbitSettings {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_and_caller_survive_a_real_broker_restart() {
-    let Some(amqp) = openkeel_tests::rabbit_url() else {
+    let Some((amqp, _one)) = restartable_broker().await else {
         return;
     };
-    if !broker_controllable() {
-        return;
-    }
-    let _one = RESTARTS.lock().await;
     let s = settings(&amqp);
     let s = Arc::new(s);
     let topic = format!("okt-restart-{}", uuid::Uuid::new_v4().simple());
@@ -177,13 +183,9 @@ impl Dispatcher for Gated {
 /// such a cast when the ordered queues were declared non-durable and auto-delete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn casts_waiting_in_a_durable_ordered_queue_survive_a_broker_restart() {
-    let Some(amqp) = openkeel_tests::rabbit_url() else {
+    let Some((amqp, _one)) = restartable_broker().await else {
         return;
     };
-    if !broker_controllable() {
-        return;
-    }
-    let _one = RESTARTS.lock().await;
     let topic = format!("okt-durable-{}", uuid::Uuid::new_v4().simple());
     let mut s = settings(&amqp);
     // A control exchange of its own: other tests declare `openkeel-test` non-durable.
@@ -289,13 +291,9 @@ async fn casts_waiting_in_a_durable_ordered_queue_survive_a_broker_restart() {
 /// reply"); without the change the second call below is `MessagingTimeout` too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_left_unanswered_by_a_broker_restart_is_503_not_a_timeout() {
-    let Some(amqp) = openkeel_tests::rabbit_url() else {
+    let Some((amqp, _one)) = restartable_broker().await else {
         return;
     };
-    if !broker_controllable() {
-        return;
-    }
-    let _one = RESTARTS.lock().await;
     let topic = format!("okt-lost-{}", uuid::Uuid::new_v4().simple());
     let s = Arc::new(settings(&amqp));
     let (tx, _seen) = mpsc::unbounded_channel();
