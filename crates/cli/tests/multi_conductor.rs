@@ -805,11 +805,20 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    let victims: BTreeSet<usize> = runners.iter().flatten().copied().collect();
-    assert!(
-        victims.len() < conductors.len(),
-        "all conductors ran them: {victims:?}"
-    );
+    // The ordered queues are shared out between the three, so the operations may run on all
+    // of them: then one of them (the one running the fewest) is spared to finish the others'.
+    let mut victims: BTreeSet<usize> = runners.iter().flatten().copied().collect();
+    if victims.len() == conductors.len() {
+        let spared = (0..conductors.len())
+            .min_by_key(|i| runners.iter().filter(|r| r.contains(i)).count())
+            .unwrap();
+        victims.remove(&spared);
+        eprintln!(
+            "{} spared to finish the others' operations",
+            conductors[spared].host
+        );
+    }
+    assert!(!victims.is_empty(), "no conductor ran them: {runners:?}");
     tokio::time::sleep(Duration::from_millis(500)).await;
     for &i in &victims {
         eprintln!(
