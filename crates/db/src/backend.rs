@@ -72,6 +72,14 @@ pub struct Database {
 /// still has up to 5 s to be made.
 const ACQUIRE_SLICE: Duration = Duration::from_secs(5);
 
+/// Each pooled SQLite connection's page cache, in KiB (`PRAGMA cache_size` takes a negative
+/// number for KiB). SQLite's default is 2,000 KiB per connection, and a list of 1,000
+/// clusters fills it: with the pool's connections busy under concurrent lists that was most
+/// of the all-in-one's resident memory (docs/performance.md, "SQLite page cache"). The
+/// operating system's page cache keeps the file's pages anyway; 256 KiB holds the indexes
+/// and pages that a show or a page of a list reads.
+pub const SQLITE_CACHE_SIZE_KIB: u32 = 256;
+
 impl Database {
     /// Connect to `url`: a SQLAlchemy URL as `[database] connection` holds it (converted with
     /// [`crate::sqlx_url`]) or an sqlx URL.
@@ -157,7 +165,10 @@ impl Database {
                     // connection can: no ping (a round trip to the connection's worker
                     // thread) on every checkout.
                     .test_before_acquire(false)
-                    .connect_with(opts.journal_mode(SqliteJournalMode::Wal))
+                    .connect_with(
+                        opts.journal_mode(SqliteJournalMode::Wal)
+                            .pragma("cache_size", format!("-{SQLITE_CACHE_SIZE_KIB}")),
+                    )
                     .await?
             };
             Pool::Sqlite(pool)

@@ -32,7 +32,7 @@ mod scope;
 mod url;
 pub mod x509keypair;
 
-pub use backend::{Backend, ConnectOptions, Database, Pool};
+pub use backend::{Backend, ConnectOptions, Database, Pool, SQLITE_CACHE_SIZE_KIB};
 pub use cluster::ClusterFilters;
 pub use cluster_template::ClusterTemplateFilters;
 pub use error::DbError;

@@ -693,3 +693,32 @@ async fn names_outside_the_bmp_match_no_row() {
         );
     });
 }
+
+/// Every pooled connection to a SQLite file keeps a small page cache
+/// ([`openkeel_db::SQLITE_CACHE_SIZE_KIB`]), not SQLite's 2,000 KiB default, which a list of
+/// 1,000 clusters filled on each connection (the all-in-one's memory under concurrent lists,
+/// docs/performance.md).
+#[tokio::test]
+async fn sqlite_connections_keep_a_small_page_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:///{}", dir.path().join("magnum.db").display());
+    let db = openkeel_db::Database::connect_with(&url, 3).await.unwrap();
+    let openkeel_db::Pool::Sqlite(pool) = db.pool() else {
+        panic!("a SQLite pool for {url}");
+    };
+    // Hold three connections at once: each one is configured, not only the first.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut conn = pool.acquire().await.unwrap();
+        let size: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        let want = -i64::from(openkeel_db::SQLITE_CACHE_SIZE_KIB);
+        assert_eq!(
+            size, want,
+            "cache_size in KiB (negative) on each connection"
+        );
+        held.push(conn);
+    }
+}
