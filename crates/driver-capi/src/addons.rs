@@ -18,6 +18,7 @@ use serde_json::{json, Map, Value};
 use crate::calico_manifests::CALICO_MANIFESTS;
 use crate::cluster::DEFAULT_CALICO_TAG;
 use crate::labels::Labels;
+use crate::status::CLUSTER_UUID_LABEL;
 use crate::NAMESPACE;
 
 /// `image_utils.get_image`: an image's name in the `container_infra_prefix` mirror.
@@ -713,7 +714,7 @@ pub fn cloud_provider_secret(
 /// `ApplyOnce`) and `<stack_id>-cloud-provider` (`Reconcile`), both selecting the `Cluster`
 /// by its `cluster-uuid` label.
 pub fn cluster_resource_sets(cluster_uuid: &str, stack_id: &str) -> [Value; 2] {
-    let selector = json!({"matchLabels": {"cluster-uuid": cluster_uuid}});
+    let selector = json!({"matchLabels": {CLUSTER_UUID_LABEL: cluster_uuid}});
     let cloud_provider = format!("{stack_id}-cloud-provider");
     [
         json!({

@@ -10,6 +10,7 @@ use openkeel_core::objects::{Cluster, ClusterTemplate, NodeGroup};
 use serde_json::{json, Map, Value};
 
 use crate::labels::Labels;
+use crate::status::CLUSTER_UUID_LABEL;
 use crate::NAMESPACE;
 
 /// `CALICO_TAG` (`magnum_cluster_api/resources.py`).
@@ -125,7 +126,7 @@ pub fn cluster_labels(cluster: &Cluster, template: &ClusterTemplate) -> Map<Stri
     let labels = Labels::new(cluster.labels.as_ref());
     let mut m = Map::new();
     m.insert(
-        "cluster-uuid".into(),
+        CLUSTER_UUID_LABEL.into(),
         json!(cluster.uuid.clone().unwrap_or_default()),
     );
     if template.network_driver.as_deref() == Some("calico") {

@@ -45,7 +45,7 @@ use crate::helm::HelmTemplate;
 use crate::labels::Labels;
 use crate::mgmt::{self, ClientSource, Mgmt};
 use crate::secrets::{self, CertPair, CloudCredentials, ClusterCas};
-use crate::status::{self, Action, Observed, CLUSTER_NAME_LABEL};
+use crate::status::{self, Action, Observed, CLUSTER_NAME_LABEL, CLUSTER_UUID_LABEL};
 use crate::validate;
 
 mod ops;
@@ -743,7 +743,7 @@ impl CapiDriver {
         let m = self.mgmt().await?;
         let _observing = m.observing();
         let mut obs = Observed {
-            cluster: m.get(mgmt::CLUSTER, stack_id).await?,
+            cluster: Self::capi_cluster(m, cluster, stack_id).await?,
             ..Observed::default()
         };
         let Some(capi) = obs.cluster.clone() else {
@@ -803,6 +803,30 @@ impl CapiDriver {
             }
         }
         Ok(obs)
+    }
+
+    /// The `Cluster` `stack_id`, read with the other clusters' of this tick: one batched LIST
+    /// by the [`CLUSTER_UUID_LABEL`] the driver writes on it, matched by name; a GET only
+    /// when the list has none of that name (a `Cluster` written without the label, or gone).
+    /// Either way a fresh read, as the GET it replaces.
+    async fn capi_cluster(
+        m: &Mgmt,
+        cluster: &Cluster,
+        stack_id: &str,
+    ) -> DriverResult<Option<Value>> {
+        let uuid = cluster.uuid.as_deref().unwrap_or_default();
+        let ask =
+            (!uuid.is_empty()).then(|| m.list_labelled(mgmt::CLUSTER, CLUSTER_UUID_LABEL, uuid));
+        let waiting = m.waiting();
+        let listed = answer(ask).await?;
+        drop(waiting);
+        match listed
+            .into_iter()
+            .find(|o| o["metadata"]["name"].as_str() == Some(stack_id))
+        {
+            Some(found) => Ok(Some(found)),
+            None => Ok(m.get(mgmt::CLUSTER, stack_id).await?),
+        }
     }
 
     /// `update_cluster_status` (magnum-cluster-api's `magnum_cluster_api/driver.py`).

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crate::status::CLUSTER_UUID_LABEL;
 use crate::NAMESPACE;
 
 /// `get_cluster_api_cloud_config_secret_name`.
@@ -62,7 +63,7 @@ pub fn cloud_config_secret(cluster_uuid: &str, stack_id: &str, creds: &CloudCred
         "metadata": {
             "name": cloud_config_secret_name(stack_id),
             "namespace": NAMESPACE,
-            "labels": {"cluster-uuid": cluster_uuid},
+            "labels": {CLUSTER_UUID_LABEL: cluster_uuid},
         },
         "stringData": {
             "cacert": creds.cacert,

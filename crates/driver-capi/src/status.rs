@@ -39,6 +39,10 @@ use serde_json::Value;
 
 /// The label CAPI puts on every object of a cluster.
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+/// The label the driver puts on the `Cluster` and its Secrets, as magnum-cluster-api does: the
+/// Magnum cluster's uuid (the ClusterResourceSets select the `Cluster` by it, and the status
+/// sync lists the `Cluster`s of a tick by it).
+pub const CLUSTER_UUID_LABEL: &str = "cluster-uuid";
 /// The label of a topology MachineDeployment (and its machines): the nodegroup's name.
 pub const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
 
