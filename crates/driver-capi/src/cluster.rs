@@ -218,6 +218,22 @@ pub fn api_cert_san_list(labels: &Labels<'_>) -> String {
 }
 
 /// The control plane's replica count: the master nodegroups' node counts.
+/// `dnsNameservers`: the template's `dns_nameserver` split on `,` (magnum-cluster-api), and
+/// none for a template without one. The API lets a template leave it out (null: only the
+/// CLI defaults to 8.8.8.8); magnum-cluster-api then fails the create on `None.split`, and a
+/// `[""]` here made an `OpenStackCluster` that Cluster API's validation refuses, the cluster
+/// left `CREATE_IN_PROGRESS` until its timeout. With none the subnet gets Neutron's default
+/// resolvers (docs/differences.md).
+pub fn dns_nameservers(template: &ClusterTemplate) -> Vec<&str> {
+    template
+        .dns_nameserver
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.split(',').collect())
+        .unwrap_or_default()
+}
+
 pub fn master_count(nodegroups: &[NodeGroup]) -> i64 {
     nodegroups
         .iter()
@@ -422,15 +438,7 @@ pub fn variables(
             "disableAPIServerFloatingIPManaged",
             json!(r.disable_api_server_floating_ip.is_some() || fip_disabled),
         ),
-        var(
-            "dnsNameservers",
-            json!(template
-                .dns_nameserver
-                .clone()
-                .unwrap_or_default()
-                .split(',')
-                .collect::<Vec<_>>()),
-        ),
+        var("dnsNameservers", json!(dns_nameservers(template))),
         var("externalNetworkId", json!(look.external_network_id)),
         var("fixedNetworkId", json!(look.fixed_network_id)),
         var("fixedSubnetId", json!(look.fixed_subnet_id)),
@@ -578,6 +586,21 @@ mod tests {
             seen.insert(id);
         }
         assert!(seen.len() > 190);
+    }
+
+    #[test]
+    fn dns_nameservers_split_the_templates_and_none_without_one() {
+        let t = |dns: Option<&str>| ClusterTemplate {
+            dns_nameserver: dns.map(str::to_string),
+            ..Default::default()
+        };
+        assert_eq!(dns_nameservers(&t(Some("8.8.8.8"))), vec!["8.8.8.8"]);
+        assert_eq!(
+            dns_nameservers(&t(Some("1.1.1.1,8.8.8.8"))),
+            vec!["1.1.1.1", "8.8.8.8"]
+        );
+        assert!(dns_nameservers(&t(None)).is_empty());
+        assert!(dns_nameservers(&t(Some(""))).is_empty());
     }
 
     #[test]
