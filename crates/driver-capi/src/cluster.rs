@@ -218,12 +218,8 @@ pub fn api_cert_san_list(labels: &Labels<'_>) -> String {
 }
 
 /// The control plane's replica count: the master nodegroups' node counts.
-/// `dnsNameservers`: the template's `dns_nameserver` split on `,` (magnum-cluster-api), and
-/// none for a template without one. The API lets a template leave it out (null: only the
-/// CLI defaults to 8.8.8.8); magnum-cluster-api then fails the create on `None.split`, and a
-/// `[""]` here made an `OpenStackCluster` that Cluster API's validation refuses, the cluster
-/// left `CREATE_IN_PROGRESS` until its timeout. With none the subnet gets Neutron's default
-/// resolvers (docs/differences.md).
+/// `dnsNameservers`: the template's `dns_nameserver` split on `,` (magnum-cluster-api); none
+/// for a template without one, which `validate::validate_create` refuses (docs/differences.md).
 pub fn dns_nameservers(template: &ClusterTemplate) -> Vec<&str> {
     template
         .dns_nameserver

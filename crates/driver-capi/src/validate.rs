@@ -6,7 +6,7 @@ use openkeel_core::error::{ErrorKind, MagnumError};
 use openkeel_core::objects::{Cluster, ClusterTemplate, NodeGroup};
 
 use crate::addons;
-use crate::cluster::{master_count, DEFAULT_CALICO_TAG};
+use crate::cluster::{dns_nameservers, master_count, DEFAULT_CALICO_TAG};
 use crate::labels::Labels;
 
 /// The CNIs magnum-cluster-api supports (`validate_cluster`).
@@ -101,8 +101,8 @@ pub fn validate_nodegroup(nodegroup: &NodeGroup) -> Result<(), MagnumError> {
 }
 
 /// Everything the Cluster API driver can refuse before anything is written: the template's
-/// CNI, an odd master count, `kube_tag`, nodegroup names, label values, the Calico version
-/// and the Octavia algorithm.
+/// CNI and DNS servers, an odd master count, `kube_tag`, nodegroup names, label values, the
+/// Calico version and the Octavia algorithm.
 pub fn validate_create(
     cluster: &Cluster,
     template: &ClusterTemplate,
@@ -117,6 +117,18 @@ pub fn validate_create(
                  cilium.",
                 if driver.is_empty() { "None" } else { driver }
             ),
+        ));
+    }
+    // The ClusterClass requires `dnsNameservers` (an array of strings) for the subnet it
+    // makes: magnum-cluster-api fails the create on the template's null `dns_nameserver`
+    // (`None.split`), and no value this driver could write passes Cluster API's validation
+    // (`[""]` and `[]` both come out invalid), which left the cluster in progress until its
+    // timeout.
+    if dns_nameservers(template).is_empty() {
+        return Err(MagnumError::with_message(
+            ErrorKind::InvalidParameterValue,
+            "The cluster template's dns_nameserver is required by the Cluster API driver \
+             (the DNS servers of the cluster's subnet, e.g. 8.8.8.8).",
         ));
     }
     let masters = master_count(nodegroups);
@@ -180,6 +192,7 @@ mod tests {
         };
         let template = ClusterTemplate {
             network_driver: Some(cni.into()),
+            dns_nameserver: Some("8.8.8.8".into()),
             ..Default::default()
         };
         validate_create(
@@ -190,6 +203,36 @@ mod tests {
                 ng(worker, "worker", 1),
             ],
         )
+    }
+
+    #[test]
+    fn refuses_a_template_without_dns_servers() {
+        let labels: StringMap = [("kube_tag".to_string(), "v1.30.4".to_string())]
+            .into_iter()
+            .collect();
+        let cluster = Cluster {
+            labels: Some(labels),
+            ..Default::default()
+        };
+        let ngs = [
+            ng("default-master", "master", 1),
+            ng("default-worker", "worker", 1),
+        ];
+        for dns in [None, Some(""), Some("8.8.8.8")] {
+            let template = ClusterTemplate {
+                network_driver: Some("calico".into()),
+                dns_nameserver: dns.map(str::to_string),
+                ..Default::default()
+            };
+            let r = validate_create(&cluster, &template, &ngs);
+            if dns == Some("8.8.8.8") {
+                assert!(r.is_ok(), "{r:?}");
+            } else {
+                let e = r.unwrap_err();
+                assert_eq!(e.code(), 400, "{dns:?}");
+                assert!(e.to_string().contains("dns_nameserver is required"), "{e}");
+            }
+        }
     }
 
     #[test]
