@@ -19,6 +19,8 @@
 
 #[path = "common/api.rs"]
 mod api;
+#[path = "common/capi.rs"]
+mod capi;
 #[path = "common/split.rs"]
 mod split;
 
@@ -140,11 +142,8 @@ fn check_one_owner_per_tick(
     shares
 }
 
-fn conf(dir: &Path, db_url: &str, exchange: &str, host: &str) -> PathBuf {
-    conf_with(dir, db_url, exchange, host, "")
-}
-
-/// [`conf`] with `sections` (whole sections, such as `[capi_client]`) appended.
+/// A conductor's configuration (`host`, debug logs, short `service_down_time` and tick) with
+/// `sections` (whole sections, such as `[capi_client]`) appended.
 fn conf_with(dir: &Path, db_url: &str, exchange: &str, host: &str, sections: &str) -> PathBuf {
     let mut text = split::service_conf_text(
         db_url,
@@ -389,20 +388,143 @@ async fn ownership(driver: Option<&str>, sections: &str) {
     }
 }
 
+/// The Cluster API driver for a [`fleet`]: the rig's real kube-apiserver with the real Cluster
+/// API manager, the real Keystone (the API authenticates the test's requests, and the
+/// conductors make each cluster's application credential with the caller's token, as in
+/// `capi_e2e.rs`), the scripted CAPO/kubeadm stand-in playing the providers, and a proxy in
+/// front of the kube-apiserver for the conductors, which can slow down every request
+/// ([`SlowProxy`]) so that a conductor can be killed in the middle of a driver call.
+struct ClusterApi {
+    ks: openkeel_tests::Keystone,
+    kubeconfig: PathBuf,
+    helm: PathBuf,
+    client: kube::Client,
+}
+
+impl ClusterApi {
+    /// The rig's parts, or `None` outside CI when one is missing (panics in CI).
+    async fn here() -> Option<ClusterApi> {
+        let ks = openkeel_tests::keystone()?;
+        let kubeconfig = openkeel_tests::kapi::kubeconfig()?;
+        let helm = openkeel_tests::kapi::helm()?;
+        let client = openkeel_tests::kapi::client().await?;
+        Some(ClusterApi {
+            ks,
+            kubeconfig,
+            helm,
+            client,
+        })
+    }
+}
+
+/// A TCP proxy to the kube-apiserver (TLS passes through: the server's certificate names
+/// 127.0.0.1) that holds each chunk the client sends for `delay` milliseconds: every request
+/// of the conductors' driver to the management cluster then takes at least that long.
+struct SlowProxy {
+    kubeconfig: PathBuf,
+    delay: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl SlowProxy {
+    /// A proxy for the cluster of `kubeconfig`, with a copy of that kubeconfig naming it in
+    /// `dir`.
+    async fn start(dir: &Path, kubeconfig: &Path) -> SlowProxy {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let text = std::fs::read_to_string(kubeconfig).unwrap();
+        let upstream = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("server: https://"))
+            .expect("a server: https://host:port line in the kubeconfig")
+            .trim_matches('"')
+            .trim_end_matches('/')
+            .to_string();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let local = listener.local_addr().unwrap();
+        let path = dir.join("kubeconfig-via-proxy");
+        std::fs::write(
+            &path,
+            text.replace(&format!("https://{upstream}"), &format!("https://{local}")),
+        )
+        .unwrap();
+        let delay = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let held = delay.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((client, _)) = listener.accept().await else {
+                    return;
+                };
+                let upstream = upstream.clone();
+                let held = held.clone();
+                tokio::spawn(async move {
+                    let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
+                        return;
+                    };
+                    let (mut cr, mut cw) = client.into_split();
+                    let (mut sr, mut sw) = server.into_split();
+                    let up = async move {
+                        let mut buf = vec![0u8; 64 * 1024];
+                        loop {
+                            let n = match cr.read(&mut buf).await {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => n,
+                            };
+                            let ms = held.load(std::sync::atomic::Ordering::Relaxed);
+                            if ms > 0 {
+                                tokio::time::sleep(Duration::from_millis(ms)).await;
+                            }
+                            if sw.write_all(&buf[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = sw.shutdown().await;
+                    };
+                    let down = async move {
+                        let _ = tokio::io::copy(&mut sr, &mut cw).await;
+                        let _ = cw.shutdown().await;
+                    };
+                    tokio::join!(up, down);
+                });
+            }
+        });
+        SlowProxy {
+            kubeconfig: path,
+            delay,
+            task,
+        }
+    }
+
+    fn set_delay(&self, ms: u64) {
+        self.delay.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for SlowProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// Three conductors, an openkeel-api in this process (`ordered_casts` as given), and
-/// `clusters` clusters at CREATE_COMPLETE.
+/// `clusters` clusters at CREATE_COMPLETE, of the simulator or (`capi`) of the Cluster API
+/// driver, whose conductors reach the management cluster through `proxy`. The requests of
+/// the test go to the returned [`api::Target`].
 async fn fleet(
     dir: &Path,
     db_url: &str,
     ordered: bool,
     clusters: usize,
-) -> (Vec<Conductor>, openkeel::services::RunningApi) {
+    capi: Option<(&ClusterApi, &SlowProxy)>,
+) -> (Vec<Conductor>, openkeel::services::RunningApi, api::Target) {
     let exchange = format!("okt-multi-{}", uuid::Uuid::new_v4().simple());
+    let sections = capi.map_or_else(String::new, |(c, proxy)| {
+        capi::conf_text(&c.ks, &proxy.kubeconfig, &c.helm)
+    });
     let mut conductors: Vec<Conductor> = ["okt-c1", "okt-c2", "okt-c3"]
         .iter()
         .map(|host| Conductor {
             host: host.to_string(),
-            conf: conf(dir, db_url, &exchange, host),
+            conf: conf_with(dir, db_url, &exchange, host, &sections),
             log: dir.join(format!("{host}.log")),
             child: None,
         })
@@ -410,13 +532,14 @@ async fn fleet(
     for c in &mut conductors {
         c.start();
     }
-    let text = split::service_conf_text(
+    let mut text = split::service_conf_text(
         db_url,
         &exchange,
         "okt-api",
         "",
         &format!("ordered_casts = {ordered}\n"),
     );
+    text.push_str(&sections);
     let path = dir.join("api.conf");
     std::fs::write(&path, text).unwrap();
     let config =
@@ -432,11 +555,35 @@ async fn fleet(
     .await
     .expect("api");
     let addr = api.addr;
-    split::create_template(addr, "k8s").await;
+    let target = match capi {
+        None => {
+            split::create_template(addr, "k8s").await;
+            api::Target::from(addr)
+        }
+        Some((c, _)) => {
+            let target = api::Target {
+                addr,
+                token: Some(c.ks.token("demo").await),
+            };
+            let (s, t) = api::call(
+                &target,
+                "POST",
+                "/v1/clustertemplates",
+                Some(serde_json::json!({
+                    "name": "k8s", "image_id": "ubuntu-jammy", "external_network_id": "public",
+                    "coe": "kubernetes", "flavor_id": "m1.small", "master_flavor_id": "m1.small",
+                    "network_driver": "calico", "dns_nameserver": "8.8.8.8",
+                    "labels": {"kube_tag": "v1.30.4"}})),
+            )
+            .await;
+            assert_eq!(s, 201, "{t}");
+            target
+        }
+    };
     // Casts are published mandatory: retried until a conductor has declared its queues.
     for i in 0..clusters {
         let (s, c) = api::call(
-            addr,
+            &target,
             "POST",
             "/v1/clusters",
             Some(
@@ -448,46 +595,117 @@ async fn fleet(
         assert_eq!(s, 202, "{c}");
     }
     for i in 0..clusters {
-        api::wait_status(addr, &format!("c{i}"), "CREATE_COMPLETE").await;
+        api::wait_status(&target, &format!("c{i}"), "CREATE_COMPLETE").await;
     }
-    (conductors, api)
+    (conductors, api, target)
 }
 
 /// A migrated MariaDB database of its own and a [`fleet`] on it (`clusters` complete
-/// clusters), with what must live as long as the test.
+/// clusters), with what must live as long as the test: with the Cluster API driver, the
+/// stand-in playing the providers for the fleet's clusters and the conductors' proxy.
 struct Rig {
     _mdb: openkeel_tests::MysqlDatabase,
     db: openkeel_db::Database,
     _dir: tempfile::TempDir,
     conductors: Vec<Conductor>,
     api: openkeel::services::RunningApi,
+    target: api::Target,
+    capi: Option<(SlowProxy, tokio::task::JoinHandle<()>)>,
 }
 
 async fn rig(ordered: bool, clusters: usize) -> Rig {
+    rig_with(ordered, clusters, None).await
+}
+
+async fn rig_with(ordered: bool, clusters: usize, capi: Option<&ClusterApi>) -> Rig {
     let mdb = openkeel_tests::fresh_mysql_database()
         .await
         .expect("MariaDB");
     let db = openkeel_db::Database::connect(mdb.url()).await.unwrap();
     openkeel_db::manage::upgrade(&db).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (conductors, api) = fleet(dir.path(), mdb.url(), ordered, clusters).await;
+    let extra = match capi {
+        None => None,
+        Some(c) => {
+            let proxy = SlowProxy::start(dir.path(), &c.kubeconfig).await;
+            let db = db.clone();
+            let player = openkeel_tests::capi_standin::CapiStandIn::play_every(
+                c.client.clone(),
+                capi::NS,
+                capi::API_HOST,
+                move || {
+                    let db = db.clone();
+                    async move { capi::stack_ids(&db).await }
+                },
+            );
+            Some((proxy, player))
+        }
+    };
+    let (conductors, api, target) = fleet(
+        dir.path(),
+        mdb.url(),
+        ordered,
+        clusters,
+        capi.zip(extra.as_ref().map(|(p, _)| p)),
+    )
+    .await;
     Rig {
         _mdb: mdb,
         db,
         _dir: dir,
         conductors,
         api,
+        target,
+        capi: extra,
+    }
+}
+
+impl Rig {
+    /// Delete every cluster left and wait until they are gone (with the Cluster API driver,
+    /// their objects leave the management cluster shared with the other tests), then stop
+    /// the API, the conductors and the stand-in.
+    async fn finish(mut self) {
+        if self.capi.is_some() {
+            let (s, l) = api::call(&self.target, "GET", "/v1/clusters", None).await;
+            assert_eq!(s, 200, "{l}");
+            let names: Vec<String> = l["clusters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|c| c["uuid"].as_str().map(str::to_string))
+                .collect();
+            for n in &names {
+                let (s, d) =
+                    api::call(&self.target, "DELETE", &format!("/v1/clusters/{n}"), None).await;
+                assert!(s == 204 || s == 404, "delete {n}: {s} {d}");
+            }
+            for n in &names {
+                api::wait_gone(&self.target, n).await;
+            }
+        }
+        self.api.stop().await.unwrap();
+        for c in &mut self.conductors {
+            c.kill9().await;
+        }
+        if let Some((_, player)) = self.capi.take() {
+            player.abort();
+        }
     }
 }
 
 /// gophercloud's TestNodeGroupsCRUD on cluster `cluster`, `rounds` times: create a nodegroup,
 /// wait for it, three PATCHes and the DELETE back to back, then wait for the 404. Returns the
-/// rounds whose nodegroup was still there 20 s after its DELETE.
-async fn replay(addr: std::net::SocketAddr, cluster: String, rounds: usize) -> Vec<String> {
+/// rounds whose nodegroup was still there `patience` after its DELETE.
+async fn replay(
+    to: api::Target,
+    cluster: String,
+    rounds: usize,
+    patience: Duration,
+) -> Vec<String> {
     let mut stuck = Vec::new();
     for round in 0..rounds {
         let (s, n) = api::call(
-            addr,
+            &to,
             "POST",
             &format!("/v1/clusters/{cluster}/nodegroups"),
             Some(serde_json::json!({"name": format!("ng-{round}"), "node_count": 2})),
@@ -495,7 +713,7 @@ async fn replay(addr: std::net::SocketAddr, cluster: String, rounds: usize) -> V
         .await;
         assert_eq!(s, 202, "{n}");
         let uuid = n["uuid"].as_str().unwrap().to_string();
-        api::wait_ng(addr, &cluster, &uuid, Some("CREATE_COMPLETE")).await;
+        api::wait_ng(&to, &cluster, &uuid, Some("CREATE_COMPLETE")).await;
         let path = format!("/v1/clusters/{cluster}/nodegroups/{uuid}");
         for patch in [
             serde_json::json!([{"op": "replace", "path": "/min_node_count", "value": 2}]),
@@ -503,14 +721,14 @@ async fn replay(addr: std::net::SocketAddr, cluster: String, rounds: usize) -> V
             serde_json::json!([{"op": "replace", "path": "/min_node_count", "value": 1},
                                {"op": "replace", "path": "/max_node_count", "value": 3}]),
         ] {
-            let (s, n) = api::call(addr, "PATCH", &path, Some(patch)).await;
+            let (s, n) = api::call(&to, "PATCH", &path, Some(patch)).await;
             assert_eq!(s, 202, "{cluster} round {round}: {n}");
         }
-        let (s, e) = api::call(addr, "DELETE", &path, None).await;
+        let (s, e) = api::call(&to, "DELETE", &path, None).await;
         assert_eq!(s, 204, "{cluster} round {round}: {e}");
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + patience;
         loop {
-            let (s, n) = api::call(addr, "GET", &path, None).await;
+            let (s, n) = api::call(&to, "GET", &path, None).await;
             if s == 404 {
                 break;
             }
@@ -520,24 +738,21 @@ async fn replay(addr: std::net::SocketAddr, cluster: String, rounds: usize) -> V
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        api::wait_status(addr, &cluster, "UPDATE_COMPLETE").await;
+        api::wait_status(&to, &cluster, "UPDATE_COMPLETE").await;
     }
     stuck
 }
 
-/// 50 replays: 10 on each of 5 clusters, the clusters at once.
-async fn replay_everywhere(ordered: bool) -> Vec<String> {
+/// 50 replays: 10 on each of 5 clusters, the clusters at once, on the simulator or (`capi`)
+/// the Cluster API driver.
+async fn replay_everywhere(ordered: bool, capi: Option<&ClusterApi>) -> Vec<String> {
     openkeel_tests::rabbit_url().expect("RabbitMQ");
-    let Rig {
-        _mdb,
-        _dir,
-        mut conductors,
-        api,
-        ..
-    } = rig(ordered, 5).await;
-    let addr = api.addr;
+    let rig = rig_with(ordered, 5, capi).await;
+    // The Cluster API driver's nodegroup is gone once the management cluster has deleted its
+    // MachineDeployment and Machines.
+    let patience = Duration::from_secs(if capi.is_some() { 90 } else { 20 });
     let rounds: Vec<_> = (0..5)
-        .map(|i| tokio::spawn(replay(addr, format!("c{i}"), 10)))
+        .map(|i| tokio::spawn(replay(rig.target.clone(), format!("c{i}"), 10, patience)))
         .collect();
     let mut stuck = Vec::new();
     for r in rounds {
@@ -546,7 +761,7 @@ async fn replay_everywhere(ordered: bool) -> Vec<String> {
     // Three conductors were live throughout: each saw the three in its ticks. (Which one
     // runs a cluster's operations is RabbitMQ's choice of active consumer, which one syncs
     // it the ownership's: with 5 clusters a conductor may own none.)
-    for c in &conductors {
+    for c in &rig.conductors {
         let log = c.log_since(0);
         assert!(
             log.lines()
@@ -555,10 +770,7 @@ async fn replay_everywhere(ordered: bool) -> Vec<String> {
             c.host
         );
     }
-    api.stop().await.unwrap();
-    for c in &mut conductors {
-        c.kill9().await;
-    }
+    rig.finish().await;
     stuck
 }
 
@@ -567,7 +779,25 @@ async fn gophercloud_nodegroup_sequence_across_three_conductors_always_deletes_t
     if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
         return;
     }
-    let stuck = replay_everywhere(true).await;
+    let stuck = replay_everywhere(true, None).await;
+    assert!(stuck.is_empty(), "nodegroups left behind: {stuck:#?}");
+}
+
+/// The same sequence on clusters of the native Cluster API driver (the rig's real
+/// kube-apiserver and Cluster API manager, Keystone, the CAPO/kubeadm stand-in): each
+/// nodegroup is a MachineDeployment of the cluster's topology, the PATCHes change its
+/// autoscaler bounds, and the DELETE takes it out of the topology.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_the_cluster_api_the_nodegroup_sequence_across_three_conductors_deletes_the_nodegroup() {
+    if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
+        return;
+    }
+    let Some(capi) = ClusterApi::here().await else {
+        return;
+    };
+    let t0 = Instant::now();
+    let stuck = replay_everywhere(true, Some(&capi)).await;
+    eprintln!("50 replays on the Cluster API driver: {:?}", t0.elapsed());
     assert!(stuck.is_empty(), "nodegroups left behind: {stuck:#?}");
 }
 
@@ -675,7 +905,7 @@ async fn without_ordered_casts_the_sequence_loses_nodegroups() {
     if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
         return;
     }
-    let stuck = replay_everywhere(false).await;
+    let stuck = replay_everywhere(false, None).await;
     eprintln!(
         "{} of 50 replays left their nodegroup: {stuck:#?}",
         stuck.len()
@@ -684,6 +914,65 @@ async fn without_ordered_casts_the_sequence_loses_nodegroups() {
         !stuck.is_empty(),
         "every nodegroup was deleted without the ordering"
     );
+}
+
+/// Kill -9 the conductors running the operations on `operated` (started after `marks`; the
+/// first `may_wait` of them may not have started yet, see below), 0.5 s after the others all
+/// started, and check that none of those ended on a killed conductor. The ordered queues are
+/// shared out between the three, so the operations may run on all of them: then the one
+/// running the fewest is spared to finish the others'. Returns the killed conductors.
+async fn kill_in_the_middle(
+    conductors: &mut [Conductor],
+    marks: &[usize],
+    operated: &[&String],
+    may_wait: usize,
+) -> BTreeSet<usize> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let runners = loop {
+        let runners: Vec<Vec<usize>> = operated
+            .iter()
+            .map(|u| running(conductors, marks, u))
+            .collect();
+        if runners.iter().skip(may_wait).all(|r| !r.is_empty()) {
+            break runners;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the operations did not all start: {runners:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut victims: BTreeSet<usize> = runners.iter().flatten().copied().collect();
+    if victims.len() == conductors.len() {
+        let spared = (0..conductors.len())
+            .min_by_key(|i| runners.iter().filter(|r| r.contains(i)).count())
+            .unwrap();
+        victims.remove(&spared);
+        eprintln!(
+            "{} spared to finish the others' operations",
+            conductors[spared].host
+        );
+    }
+    assert!(!victims.is_empty(), "no conductor ran them: {runners:?}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for &i in &victims {
+        eprintln!(
+            "killing {} in the middle of the operations",
+            conductors[i].host
+        );
+        conductors[i].kill9().await;
+    }
+    // The kill came in the middle: none of them ended on the conductor that ran it.
+    for u in &operated[may_wait..] {
+        for &i in &victims {
+            let ended = format!("operation ended cluster={u}");
+            assert!(
+                !conductors[i].log_since(marks[i]).contains(&ended),
+                "{u} ended before the kill"
+            );
+        }
+    }
+    victims
 }
 
 /// The conductors whose log shows an operation on `uuid` started after `marks`.
@@ -705,6 +994,7 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
         _dir,
         mut conductors,
         api,
+        ..
     } = rig(true, 0).await;
     let addr = api.addr;
     // Every driver operation on these clusters takes 4 s: long enough to be killed in.
@@ -789,54 +1079,8 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
     // Every driver call takes 4 s: the conductors are killed 0.5 s after the last of the
     // four operations on existing clusters started, well before the first can end. (The
     // create generates its certificates first, so it may be killed before its driver call.)
-    let deadline = Instant::now() + Duration::from_secs(3);
     let operated = [&created, &resized, &deleted, &patched, &upgraded];
-    let runners = loop {
-        let runners: Vec<Vec<usize>> = operated
-            .iter()
-            .map(|u| running(&conductors, &m, u))
-            .collect();
-        if runners.iter().skip(1).all(|r| !r.is_empty()) {
-            break runners;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the operations did not all start: {runners:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    // The ordered queues are shared out between the three, so the operations may run on all
-    // of them: then one of them (the one running the fewest) is spared to finish the others'.
-    let mut victims: BTreeSet<usize> = runners.iter().flatten().copied().collect();
-    if victims.len() == conductors.len() {
-        let spared = (0..conductors.len())
-            .min_by_key(|i| runners.iter().filter(|r| r.contains(i)).count())
-            .unwrap();
-        victims.remove(&spared);
-        eprintln!(
-            "{} spared to finish the others' operations",
-            conductors[spared].host
-        );
-    }
-    assert!(!victims.is_empty(), "no conductor ran them: {runners:?}");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    for &i in &victims {
-        eprintln!(
-            "killing {} in the middle of the operations",
-            conductors[i].host
-        );
-        conductors[i].kill9().await;
-    }
-    // The kill came in the middle: none of the four ended on the conductor that ran it.
-    for u in &operated[1..] {
-        for &i in &victims {
-            let ended = format!("operation ended cluster={u}");
-            assert!(
-                !conductors[i].log_since(m[i]).contains(&ended),
-                "{u} ended before the kill"
-            );
-        }
-    }
+    kill_in_the_middle(&mut conductors, &m, &operated, 1).await;
 
     // Each cluster reaches a final state: the create fails on its create_timeout (its driver
     // call never returned), the resize and the delete are finished by the survivors' status
@@ -1021,4 +1265,177 @@ async fn a_nodegroup_delete_whose_conductor_is_killed_is_carried_out_by_another(
     for c in &mut conductors {
         c.kill9().await;
     }
+}
+
+/// With the native Cluster API driver (the rig's real kube-apiserver and Cluster API manager,
+/// Keystone, the CAPO/kubeadm stand-in): conductors killed with SIGKILL during a create, a
+/// resize and a delete. Every request of the conductors to the management cluster is held
+/// for a second by their proxy while the operations run, so the kill comes in the middle of
+/// the driver's calls. The casts, acked once handled, go to the survivor, which carries out
+/// the resize and the delete again (server-side apply and deletes are idempotent); the
+/// create, interrupted after its row was stored, ends complete or failed on its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_the_cluster_api_a_conductor_killed_during_a_create_a_resize_and_a_delete_leaves_every_cluster_final(
+) {
+    if openkeel_tests::rabbit_url().is_none() || openkeel_tests::mysql_admin_url().is_none() {
+        return;
+    }
+    let Some(capi) = ClusterApi::here().await else {
+        return;
+    };
+    let mut rig = rig_with(true, 2, Some(&capi)).await;
+    let to = rig.target.clone();
+    let row = |name: &str| {
+        let db = rig.db.clone();
+        let name = name.to_string();
+        async move {
+            openkeel_db::cluster::get_by_ident(&db, &openkeel_db::Scope::admin_all_tenants(), &name)
+                .await
+                .unwrap()
+        }
+    };
+    let (c0, c1) = (row("c0").await, row("c1").await);
+    let resized = c0.uuid.clone().unwrap();
+    let deleted = c1.uuid.clone().unwrap();
+    let (resized_stack, deleted_stack) = (c0.stack_id.unwrap(), c1.stack_id.unwrap());
+
+    let proxy = &rig.capi.as_ref().unwrap().0;
+    proxy.set_delay(1000);
+    let m = marks(&rig.conductors);
+    let (s, c) = api::call(
+        &to,
+        "POST",
+        "/v1/clusters",
+        Some(
+            serde_json::json!({"name": "created", "cluster_template_id": "k8s",
+                                "node_count": 1, "create_timeout": 1}),
+        ),
+    )
+    .await;
+    assert_eq!(s, 202, "{c}");
+    let created = c["uuid"].as_str().unwrap().to_string();
+    let (s, r) = api::call(
+        &to,
+        "POST",
+        &format!("/v1/clusters/{resized}/actions/resize"),
+        Some(serde_json::json!({"node_count": 2})),
+    )
+    .await;
+    assert_eq!(s, 202, "{r}");
+    let (s, d) = api::call(&to, "DELETE", &format!("/v1/clusters/{deleted}"), None).await;
+    assert_eq!(s, 204, "{d}");
+    // The create's certificates and application credential come before its first request to
+    // the management cluster; the resize and the delete start with theirs.
+    kill_in_the_middle(&mut rig.conductors, &m, &[&created, &resized, &deleted], 0).await;
+    proxy.set_delay(0);
+
+    let scope = openkeel_db::Scope::admin_all_tenants();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let get = |u: &str| {
+            let db = rig.db.clone();
+            let u = u.to_string();
+            let scope = scope.clone();
+            async move {
+                match openkeel_db::cluster::get_by_uuid(&db, &scope, &u).await {
+                    Ok(c) => c.status,
+                    Err(e) if e.is_not_found() => None,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        };
+        let (c, r, d) = (
+            get(&created).await,
+            get(&resized).await,
+            get(&deleted).await,
+        );
+        let done = matches!(
+            c,
+            Some(ClusterStatus::CreateFailed | ClusterStatus::CreateComplete)
+        ) && r == Some(ClusterStatus::UpdateComplete)
+            && d.is_none();
+        if done {
+            eprintln!("final: created {c:?}, resized {r:?}, deleted gone");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not final: created {c:?}, resized {r:?}, deleted {d:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // No row half written: the created cluster has both default nodegroups, none is left in
+    // progress, the resize reached its nodegroup, the deleted cluster left none.
+    let ngs = |u: &str| {
+        let db = rig.db.clone();
+        let u = u.to_string();
+        let scope = scope.clone();
+        async move {
+            openkeel_db::nodegroup::list(
+                &db,
+                &scope,
+                &u,
+                &openkeel_db::NodeGroupFilters::default(),
+                &openkeel_db::Page::all(),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let c_ngs = ngs(&created).await;
+    let roles: BTreeSet<_> = c_ngs.iter().filter_map(|n| n.role.clone()).collect();
+    assert_eq!(roles.len(), 2, "{c_ngs:?}");
+    let r_ngs = ngs(&resized).await;
+    for n in c_ngs.iter().chain(&r_ngs) {
+        assert!(
+            !n.status.is_some_and(ClusterStatus::is_in_progress),
+            "{} left {:?}",
+            n.name,
+            n.status
+        );
+    }
+    let worker = r_ngs
+        .iter()
+        .find(|n| n.role.as_deref() == Some("worker"))
+        .unwrap();
+    assert_eq!(worker.node_count, Some(2));
+    assert!(
+        ngs(&deleted).await.is_empty(),
+        "the deleted cluster's nodegroups remain"
+    );
+
+    // The management cluster agrees: the resized cluster's workers are 2, the deleted
+    // cluster's `Cluster` is gone.
+    let mds = openkeel_tests::kapi::dynamic_api(
+        &capi.client,
+        capi::NS,
+        "cluster.x-k8s.io/v1beta1",
+        "MachineDeployment",
+    )
+    .await
+    .list(
+        &kube::api::ListParams::default()
+            .labels(&format!("cluster.x-k8s.io/cluster-name={resized_stack}")),
+    )
+    .await
+    .unwrap();
+    let replicas: Vec<_> = mds
+        .items
+        .iter()
+        .map(|md| md.data["spec"]["replicas"].clone())
+        .collect();
+    assert_eq!(replicas, vec![serde_json::json!(2)], "{resized_stack}");
+    let clusters = openkeel_tests::kapi::dynamic_api(
+        &capi.client,
+        capi::NS,
+        "cluster.x-k8s.io/v1beta1",
+        "Cluster",
+    )
+    .await;
+    assert!(
+        clusters.get_opt(&deleted_stack).await.unwrap().is_none(),
+        "the deleted cluster's Cluster {deleted_stack} remains"
+    );
+    rig.finish().await;
 }

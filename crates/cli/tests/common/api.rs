@@ -1,5 +1,6 @@
 //! The all-in-one server of the tests that drive it over HTTP, and a few requests to a
-//! running API (noauth; the latest microversion unless a test asks for another).
+//! running API (noauth, or with a Keystone token: [`Target`]; the latest microversion unless
+//! a test asks for another).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use openkeel_tests::http;
@@ -29,30 +30,60 @@ pub async fn server_with(conf: &str) -> (openkeel::allinone::Running, SocketAddr
     (running, addr)
 }
 
+/// Where the requests go: an API's address and, behind Keystone, the token they carry
+/// (`X-Auth-Token`). A bare address is a noauth API.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub addr: SocketAddr,
+    pub token: Option<String>,
+}
+
+impl From<SocketAddr> for Target {
+    fn from(addr: SocketAddr) -> Self {
+        Target { addr, token: None }
+    }
+}
+
+impl From<&Target> for Target {
+    fn from(t: &Target) -> Self {
+        t.clone()
+    }
+}
+
 /// A JSON request at the latest microversion: the status and the JSON answer (a string when
 /// the answer is not JSON).
-pub async fn call(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    call_at(addr, method, path, "latest", body).await
+pub async fn call(
+    to: impl Into<Target>,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    call_at(to, method, path, "latest", body).await
 }
 
 /// [`call`] at microversion `version`.
 pub async fn call_at(
-    addr: SocketAddr,
+    to: impl Into<Target>,
     method: &str,
     path: &str,
     version: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
+    let to = to.into();
     let b = body.map(|b| b.to_string());
     let v = format!("container-infra {version}");
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("OpenStack-API-Version", v.as_str()),
+    ];
+    if let Some(token) = &to.token {
+        headers.push(("X-Auth-Token", token.as_str()));
+    }
     let r = http(
-        addr,
+        to.addr,
         method,
         path,
-        &[
-            ("Content-Type", "application/json"),
-            ("OpenStack-API-Version", v.as_str()),
-        ],
+        &headers,
         b.as_deref().map(str::as_bytes),
     )
     .await
@@ -69,10 +100,15 @@ pub fn detail(v: &Value) -> &str {
     v["errors"][0]["detail"].as_str().unwrap_or_default()
 }
 
-pub async fn wait_status(addr: SocketAddr, cluster: &str, want: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+/// How long a wait below gives a cluster or nodegroup (the Cluster API driver's take longer
+/// than the simulator's: the management cluster's controllers and the stand-in play them).
+const WAIT: Duration = Duration::from_secs(180);
+
+pub async fn wait_status(to: impl Into<Target>, cluster: &str, want: &str) {
+    let to = to.into();
+    let deadline = std::time::Instant::now() + WAIT;
     loop {
-        let (_, c) = call(addr, "GET", &format!("/v1/clusters/{cluster}"), None).await;
+        let (_, c) = call(&to, "GET", &format!("/v1/clusters/{cluster}"), None).await;
         if c["status"] == want {
             return;
         }
@@ -84,11 +120,12 @@ pub async fn wait_status(addr: SocketAddr, cluster: &str, want: &str) {
     }
 }
 
-pub async fn wait_ng(addr: SocketAddr, cluster: &str, ng: &str, want: Option<&str>) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+pub async fn wait_ng(to: impl Into<Target>, cluster: &str, ng: &str, want: Option<&str>) -> Value {
+    let to = to.into();
+    let deadline = std::time::Instant::now() + WAIT;
     loop {
         let (s, n) = call(
-            addr,
+            &to,
             "GET",
             &format!("/v1/clusters/{cluster}/nodegroups/{ng}"),
             None,
@@ -104,5 +141,22 @@ pub async fn wait_ng(addr: SocketAddr, cluster: &str, ng: &str, want: Option<&st
             "nodegroup {ng} never reached {want:?}: {s} {n}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Wait until the cluster `cluster` is gone (404).
+pub async fn wait_gone(to: impl Into<Target>, cluster: &str) {
+    let to = to.into();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let (s, c) = call(&to, "GET", &format!("/v1/clusters/{cluster}"), None).await;
+        if s == 404 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{cluster} never went: {s} {c}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

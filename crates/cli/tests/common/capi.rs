@@ -34,6 +34,25 @@ pub fn keystone_region() -> String {
     v["region"].as_str().unwrap_or("RegionOne").to_string()
 }
 
+/// The configuration of a server with the Cluster API driver (the sections described above),
+/// to be read after any other file: its `[openkeel]` values override earlier ones.
+pub fn conf_text(ks: &openkeel_tests::Keystone, kubeconfig: &Path, helm: &Path) -> String {
+    format!(
+        "[openkeel]\nauth_strategy = keystone\nstatus_sync_interval = 1\nenable_simulator_driver = false\n\n\
+         [drivers]\ndefault_driver = k8s_cluster_api_ubuntu\n\n\
+         [cluster_template]\nkubernetes_default_network_driver = calico\n\n\
+         [capi_client]\nkubeconfig = {kc}\nhelm_binary = {helm}\n\n\
+         [cinder_client]\nregion_name = {region}\n\n\
+         [keystone_authtoken]\nwww_authenticate_uri = {url}\nauth_url = {url}\nauth_type = password\nusername = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n\n\
+         [keystone_auth]\nauth_url = {url}\nauth_type = password\nusername = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n",
+        kc = kubeconfig.display(),
+        helm = helm.display(),
+        region = keystone_region(),
+        url = ks.url,
+        pw = ks.password("magnum"),
+    )
+}
+
 /// Start the all-in-one server with the Cluster API driver, its data and configuration in
 /// `dir`.
 pub async fn start(
@@ -43,24 +62,7 @@ pub async fn start(
     helm: &Path,
 ) -> openkeel::allinone::Running {
     let conf = dir.join("capi.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "[openkeel]\nauth_strategy = keystone\nstatus_sync_interval = 1\nenable_simulator_driver = false\n\n\
-             [drivers]\ndefault_driver = k8s_cluster_api_ubuntu\n\n\
-             [cluster_template]\nkubernetes_default_network_driver = calico\n\n\
-             [capi_client]\nkubeconfig = {kc}\nhelm_binary = {helm}\n\n\
-             [cinder_client]\nregion_name = {region}\n\n\
-             [keystone_authtoken]\nwww_authenticate_uri = {url}\nauth_url = {url}\nauth_type = password\nusername = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n\n\
-             [keystone_auth]\nauth_url = {url}\nauth_type = password\nusername = magnum\npassword = {pw}\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n",
-            kc = kubeconfig.display(),
-            helm = helm.display(),
-            region = keystone_region(),
-            url = ks.url,
-            pw = ks.password("magnum"),
-        ),
-    )
-    .unwrap();
+    std::fs::write(&conf, conf_text(ks, kubeconfig, helm)).unwrap();
     let config = openkeel::allinone::load_config(dir, &[conf], &[]).unwrap();
     openkeel::allinone::start(openkeel::allinone::Options {
         bind: Some("127.0.0.1:0".parse().unwrap()),
