@@ -3,9 +3,9 @@
 
 use openkeel_core::objects::{Cluster, ClusterTemplate, StringMap};
 
-use crate::backend::{retry_on_deadlock, utcnow, Conn, Val};
+use crate::backend::{retry_on_deadlock, utcnow, Val};
 use crate::ident::{identity_filter, Ident};
-use crate::record::{self, q, record, Page, Where};
+use crate::record::{self, record, Page, Where};
 use crate::rows::{check_update_fields, insert_and_fetch};
 use crate::{Database, DbError, Scope};
 
@@ -88,20 +88,26 @@ impl ClusterTemplateFilters {
     }
 }
 
-/// `(tenant AND filters) OR (public AND NOT hidden) [OR (public AND hidden) for admins]`.
-pub(crate) fn visible(scope: &Scope, filters: &ClusterTemplateFilters) -> Where {
-    let mut own = Where::new();
+/// Add `(tenant AND filters) OR (public AND NOT hidden) [OR (public AND hidden) for admins]`
+/// to `w` (on the columns of `w`'s table).
+pub(crate) fn visible(w: &mut Where, scope: &Scope, filters: &ClusterTemplateFilters) {
+    let mut own = w.same_table();
     scope.tenant_filter(&mut own);
     filters.apply(&mut own);
     let (own_sql, args) = own.into_expr();
-    let (public, hidden) = (q("public"), q("hidden"));
+    let (public, hidden) = (w.col("public"), w.col("hidden"));
     let mut clause = format!("({own_sql} OR ({public} = 1 AND {hidden} = 0)");
     if scope.is_admin {
         clause.push_str(&format!(" OR ({public} = 1 AND {hidden} = 1)"));
     }
     clause.push(')');
-    let mut w = Where::new();
     w.raw(clause, args);
+}
+
+/// The templates visible in `scope` (no filter), for a look-up to narrow down.
+pub(crate) fn visible_to(scope: &Scope) -> Where {
+    let mut w = Where::new();
+    visible(&mut w, scope, &ClusterTemplateFilters::default());
     w
 }
 
@@ -112,16 +118,7 @@ async fn fetch_one(
     by_name: bool,
 ) -> Result<ClusterTemplate, DbError> {
     let mut c = db.acquire().await?;
-    fetch_one_on(&mut c.conn(), w, ident, by_name).await
-}
-
-async fn fetch_one_on(
-    conn: &mut Conn<'_>,
-    w: Where,
-    ident: &str,
-    by_name: bool,
-) -> Result<ClusterTemplate, DbError> {
-    let rows = record::select_where::<ClusterTemplate>(conn, &w, false).await?;
+    let rows = record::select_where::<ClusterTemplate>(&mut c.conn(), &w, false).await?;
     record::one(
         rows,
         || DbError::ClusterTemplateNotFound(ident.to_string()),
@@ -142,7 +139,7 @@ async fn fetch_one_on(
 pub async fn get(db: &Database, scope: &Scope, ident: &str) -> Result<ClusterTemplate, DbError> {
     match Ident::parse(ident) {
         Some(Ident::Id(_)) | Some(Ident::Uuid(_)) => {
-            let mut w = visible(scope, &ClusterTemplateFilters::default());
+            let mut w = visible_to(scope);
             identity_filter(&mut w, ident)?;
             fetch_one(db, w, ident, false).await
         }
@@ -152,7 +149,7 @@ pub async fn get(db: &Database, scope: &Scope, ident: &str) -> Result<ClusterTem
 
 /// `get_cluster_template_by_id`.
 pub async fn get_by_id(db: &Database, scope: &Scope, id: i64) -> Result<ClusterTemplate, DbError> {
-    let mut w = visible(scope, &ClusterTemplateFilters::default());
+    let mut w = visible_to(scope);
     w.eq("id", id);
     fetch_one(db, w, &id.to_string(), false).await
 }
@@ -163,19 +160,9 @@ pub async fn get_by_uuid(
     scope: &Scope,
     uuid: &str,
 ) -> Result<ClusterTemplate, DbError> {
-    let mut c = db.acquire().await?;
-    get_by_uuid_on(&mut c.conn(), scope, uuid).await
-}
-
-/// [`get_by_uuid`] on a connection the caller holds.
-pub(crate) async fn get_by_uuid_on(
-    conn: &mut Conn<'_>,
-    scope: &Scope,
-    uuid: &str,
-) -> Result<ClusterTemplate, DbError> {
-    let mut w = visible(scope, &ClusterTemplateFilters::default());
+    let mut w = visible_to(scope);
     w.eq("uuid", uuid);
-    fetch_one_on(conn, w, uuid, false).await
+    fetch_one(db, w, uuid, false).await
 }
 
 /// The templates of `uuids` visible in `scope`, by uuid, in one query per 10,000 (the
@@ -189,7 +176,7 @@ pub async fn list_by_uuids(
     let mut out = std::collections::HashMap::new();
     let mut c = db.acquire().await?;
     for chunk in uuids.chunks(10_000) {
-        let mut w = visible(scope, &ClusterTemplateFilters::default());
+        let mut w = visible_to(scope);
         w.in_list("uuid", chunk.iter().map(|u| Val::from(*u)).collect());
         for t in record::select_where::<ClusterTemplate>(&mut c.conn(), &w, false).await? {
             if let Some(u) = t.uuid.clone() {
@@ -206,7 +193,7 @@ pub async fn get_by_name(
     scope: &Scope,
     name: &str,
 ) -> Result<ClusterTemplate, DbError> {
-    let mut w = visible(scope, &ClusterTemplateFilters::default());
+    let mut w = visible_to(scope);
     w.eq("name", name);
     fetch_one(db, w, name, true).await
 }
@@ -218,7 +205,8 @@ pub async fn list(
     filters: &ClusterTemplateFilters,
     page: &Page<'_, ClusterTemplate>,
 ) -> Result<Vec<ClusterTemplate>, DbError> {
-    let w = visible(scope, filters);
+    let mut w = Where::new();
+    visible(&mut w, scope, filters);
     let mut c = db.acquire().await?;
     record::select_page(&mut c.conn(), w, page).await
 }

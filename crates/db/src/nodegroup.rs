@@ -167,21 +167,10 @@ pub async fn list(
     filters: &NodeGroupFilters,
     page: &Page<'_, NodeGroup>,
 ) -> Result<Vec<NodeGroup>, DbError> {
-    let mut c = db.acquire().await?;
-    list_on(&mut c.conn(), scope, cluster_id, filters, page).await
-}
-
-/// [`list`] on a connection the caller holds.
-pub(crate) async fn list_on(
-    conn: &mut Conn<'_>,
-    scope: &Scope,
-    cluster_id: &str,
-    filters: &NodeGroupFilters,
-    page: &Page<'_, NodeGroup>,
-) -> Result<Vec<NodeGroup>, DbError> {
     let mut w = scoped(scope, cluster_id);
     filters.apply(&mut w);
-    record::select_page(conn, w, page).await
+    let mut c = db.acquire().await?;
+    record::select_page(&mut c.conn(), w, page).await
 }
 
 /// The nodegroups of several clusters in one query, grouped by cluster uuid, each group in id

@@ -10,7 +10,16 @@ pub(crate) trait Record: Sized + Clone {
     const TABLE: &'static str;
     /// Every column, in MariaDB column order.
     const COLUMNS: &'static [Column];
-    fn from_row(row: &Row) -> Result<Self, DbError>;
+    /// Decode a row, reading each column (in [`Record::COLUMNS`] order) under the name
+    /// `name(column)` gives.
+    fn from_row_with<'n>(
+        row: &Row,
+        name: impl FnMut(&'static str) -> Result<&'n str, DbError>,
+    ) -> Result<Self, DbError>;
+    /// Decode a row of `SELECT <all columns> FROM table`.
+    fn from_row(row: &Row) -> Result<Self, DbError> {
+        Self::from_row_with(row, Ok)
+    }
     /// The value of `column` as it is bound in SQL (JSON columns as their JSON text; `NULL`
     /// for `None`); `None` for an unknown column.
     fn get(&self, column: &str) -> Option<Val>;
@@ -237,9 +246,12 @@ macro_rules! record {
                     json_empty: $crate::record::kind::$kind::JSON_EMPTY,
                 } ),*
             ];
-            fn from_row(row: &$crate::backend::Row) -> Result<Self, $crate::DbError> {
+            fn from_row_with<'n>(
+                row: &$crate::backend::Row,
+                mut name: impl FnMut(&'static str) -> Result<&'n str, $crate::DbError>,
+            ) -> Result<Self, $crate::DbError> {
                 Ok(Self {
-                    $( $col: $crate::record::kind::$kind::decode($table, row, stringify!($col))?, )*
+                    $( $col: $crate::record::kind::$kind::decode($table, row, name(stringify!($col))?)?, )*
                 })
             }
             fn get(&self, column: &str) -> Option<$crate::backend::Val> {
@@ -259,6 +271,15 @@ pub(crate) fn q(ident: &str) -> String {
     format!("`{ident}`")
 }
 
+/// `` `col` ``, or `` alias.`col` `` for a column of the table aliased `alias` in a join.
+pub(crate) fn qualified(alias: &str, col: &str) -> String {
+    if alias.is_empty() {
+        q(col)
+    } else {
+        format!("{alias}.{}", q(col))
+    }
+}
+
 /// `SELECT <all columns> FROM <table>`, built once per table (every read starts with it:
 /// building it each time was an eighth of a cluster show's instructions).
 pub(crate) fn select_all<T: Record>() -> &'static str {
@@ -269,34 +290,70 @@ pub(crate) fn select_all<T: Record>() -> &'static str {
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    built
-        .entry(T::TABLE)
-        .or_insert_with(|| Box::leak(select_all_prefixed::<T>("").into_boxed_str()))
+    built.entry(T::TABLE).or_insert_with(|| {
+        let cols: Vec<String> = T::COLUMNS.iter().map(|c| q(c.name)).collect();
+        let sql = format!("SELECT {} FROM {}", cols.join(", "), q(T::TABLE));
+        Box::leak(sql.into_boxed_str())
+    })
 }
 
-/// Like [`select_all`] but with the columns qualified by `alias.`, for joins.
-pub(crate) fn select_all_prefixed<T: Record>(alias: &str) -> String {
-    let cols: Vec<String> = T::COLUMNS
-        .iter()
-        .map(|c| {
-            if alias.is_empty() {
-                q(c.name)
-            } else {
-                format!("{alias}.{}", q(c.name))
-            }
+/// `T`'s columns in a join: selected as `` alias.`col` AS `alias.col` `` so that the
+/// tables' columns keep distinct names in the result (`id`, `uuid`, `name`, `project_id`
+/// ... are in several tables), and decoded by those names. Build it once (the names are
+/// not worked out again for each row or query).
+pub(crate) struct Joined<T> {
+    /// The select list.
+    pub select: String,
+    /// The result name of each column of `T::COLUMNS`, in that order.
+    names: Vec<String>,
+    /// The result name of `id`.
+    id_name: String,
+    _record: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Record> Joined<T> {
+    pub(crate) fn new(alias: &str) -> Self {
+        let name = |col: &str| format!("{alias}.{col}");
+        let names: Vec<String> = T::COLUMNS.iter().map(|c| name(c.name)).collect();
+        let select: Vec<String> = T::COLUMNS
+            .iter()
+            .zip(&names)
+            .map(|(c, n)| format!("{} AS {}", qualified(alias, c.name), q(n)))
+            .collect();
+        Joined {
+            select: select.join(", "),
+            names,
+            id_name: name("id"),
+            _record: std::marker::PhantomData,
+        }
+    }
+
+    /// The row's `id` of `T` (`None`: an outer join found no row of `T`).
+    pub(crate) fn id(&self, row: &Row) -> Result<Option<i32>, DbError> {
+        Ok(row.opt_i32(&self.id_name)?)
+    }
+
+    /// The row's `T`, `None` when an outer join found none (its `id` is NULL).
+    pub(crate) fn decode(&self, row: &Row) -> Result<Option<T>, DbError> {
+        if self.id(row)?.is_none() {
+            return Ok(None);
+        }
+        let mut names = self.names.iter();
+        T::from_row_with(row, |col| {
+            names
+                .next()
+                .map(String::as_str)
+                .ok_or_else(|| decode_err(T::TABLE, col, "not in the result"))
         })
-        .collect();
-    let from = if alias.is_empty() {
-        q(T::TABLE)
-    } else {
-        format!("{} AS {alias}", q(T::TABLE))
-    };
-    format!("SELECT {} FROM {from}", cols.join(", "))
+        .map(Some)
+    }
 }
 
-/// A conjunction of conditions with their bound values.
+/// A conjunction of conditions with their bound values, on the columns of one table (of the
+/// table aliased [`Where::on`]'s alias, in a join).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Where {
+    alias: &'static str,
     clauses: Vec<String>,
     args: Vec<Val>,
 }
@@ -306,13 +363,33 @@ impl Where {
         Self::default()
     }
 
+    /// Conditions on the columns of the table aliased `alias` (each column is rendered
+    /// `` alias.`col` ``), for a join.
+    pub(crate) fn on(alias: &'static str) -> Self {
+        Where {
+            alias,
+            ..Self::default()
+        }
+    }
+
+    /// An empty conjunction on the same table as `self`.
+    pub(crate) fn same_table(&self) -> Self {
+        Self::on(self.alias)
+    }
+
+    /// The column `col` as the conditions name it (qualified in a join).
+    pub(crate) fn col(&self, col: &str) -> String {
+        qualified(self.alias, col)
+    }
+
     /// `col = ?`, or `col IS NULL` for `NULL` (SQLAlchemy's `filter_by(col=None)`).
     pub(crate) fn eq(&mut self, col: &str, v: impl Into<Val>) -> &mut Self {
         let v = v.into();
+        let col = self.col(col);
         if v.is_null() {
-            self.clauses.push(format!("{} IS NULL", q(col)));
+            self.clauses.push(format!("{col} IS NULL"));
         } else {
-            self.clauses.push(format!("{} = ?", q(col)));
+            self.clauses.push(format!("{col} = ?"));
             self.args.push(v);
         }
         self
@@ -324,7 +401,7 @@ impl Where {
             self.clauses.push("1 != 1".into());
         } else {
             let marks = vec!["?"; vals.len()].join(", ");
-            self.clauses.push(format!("{} IN ({marks})", q(col)));
+            self.clauses.push(format!("{} IN ({marks})", self.col(col)));
             self.args.extend(vals);
         }
         self
@@ -422,13 +499,7 @@ pub(crate) fn paginate<T: Record>(page: &Page<'_, T>, alias: &str) -> Result<Pag
         }
     }
     let sort_dir = page.sort_dir.unwrap_or("asc");
-    let col = |k: &str| {
-        if alias.is_empty() {
-            q(k)
-        } else {
-            format!("{alias}.{}", q(k))
-        }
-    };
+    let col = |k: &str| qualified(alias, k);
 
     let mut order = Vec::new();
     let (main_dir, null_dir) = match sort_dir.split_once('-') {

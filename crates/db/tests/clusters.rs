@@ -1082,3 +1082,196 @@ async fn a_cluster_is_never_stored_with_a_deleted_template() {
             .is_err());
     });
 }
+
+/// `get_with_relations` (the API's show) in one statement gives what the three separate
+/// look-ups give: the cluster as `get_by_ident` finds it (or its error), its nodegroups as
+/// `nodegroup::list` lists them (id order, nodegroup scoping), its template as
+/// `cluster_template::get_by_uuid` finds it (or its error).
+#[tokio::test]
+async fn a_show_reads_the_cluster_its_nodegroups_and_template_in_one_statement() {
+    use openkeel_core::objects::ClusterTemplate;
+    use openkeel_db::cluster_template;
+    on_every_backend!(|db, backend| {
+        let template = |name: &str, project: &str, public: bool, hidden: bool| ClusterTemplate {
+            name: Some(name.into()),
+            project_id: Some(project.into()),
+            user_id: Some(format!("user-{project}")),
+            public: Some(public),
+            hidden: Some(hidden),
+            ..ClusterTemplate::default()
+        };
+        let t1 = cluster_template::create(db, &template("t1", "p1", false, false))
+            .await
+            .unwrap();
+        let t2 = cluster_template::create(db, &template("t2", "p2", false, false))
+            .await
+            .unwrap();
+        let public = cluster_template::create(db, &template("pub", "p3", true, false))
+            .await
+            .unwrap();
+        let hidden = cluster_template::create(db, &template("hid", "p3", true, true))
+            .await
+            .unwrap();
+        let gone = cluster_template::create(db, &template("gone", "p1", false, false))
+            .await
+            .unwrap();
+        cluster_template::destroy(db, gone.uuid.as_deref().unwrap())
+            .await
+            .unwrap();
+
+        let mut idents: Vec<String> = vec![
+            "shared".into(),
+            "twin".into(),
+            "nope".into(),
+            uuid::Uuid::new_v4().to_string(),
+        ];
+        let add = |name: &str, project: &str, t: &ClusterTemplate, ngs: &[&str]| {
+            let mut c = cl(name, project);
+            c.cluster_template_id = t.uuid.clone();
+            let ngs: Vec<String> = ngs.iter().map(|n| n.to_string()).collect();
+            async move {
+                let c = cluster::create(db, &c).await.unwrap();
+                for (i, n) in ngs.iter().enumerate() {
+                    let role = if i == 0 { "master" } else { "worker" };
+                    nodegroup::create(db, &ng(&c, n, role, 1)).await.unwrap();
+                }
+                c
+            }
+        };
+        // Nodegroups created out of name order: an index on (cluster_id, name) would give
+        // them in name order, not id order.
+        let a = add("a", "p1", &t1, &["zeta", "alpha", "mid"]).await;
+        let mut foreign = ng(&a, "beta", "worker", 2);
+        foreign.project_id = "p2".into();
+        nodegroup::create(db, &foreign).await.unwrap();
+        let shared1 = add("shared", "p1", &public, &["s2", "s1"]).await;
+        let shared2 = add("shared", "p2", &t2, &["x"]).await;
+        let twin1 = add("twin", "p1", &t1, &["w"]).await;
+        let twin2 = add("twin", "p1", &t1, &[]).await;
+        let orphan = add("orphan", "p1", &gone, &["o2", "o1"]).await;
+        let foreign_template = add("foreign-template", "p1", &t2, &["f"]).await;
+        let bare = add("bare", "p2", &hidden, &[]).await;
+        for c in [
+            &a,
+            &shared1,
+            &shared2,
+            &twin1,
+            &twin2,
+            &orphan,
+            &foreign_template,
+            &bare,
+        ] {
+            for ident in [c.uuid.clone().unwrap(), c.name.clone().unwrap()] {
+                if !idents.contains(&ident) {
+                    idents.push(ident);
+                }
+            }
+        }
+
+        let scopes = [
+            ("admin all tenants", Scope::admin_all_tenants()),
+            (
+                "admin of p1",
+                Scope {
+                    is_admin: true,
+                    ..Scope::project("p1")
+                },
+            ),
+            ("p1", Scope::project("p1")),
+            ("p2", Scope::project("p2")),
+            (
+                "user-p1 without project",
+                Scope {
+                    user_id: Some("user-p1".into()),
+                    ..Scope::default()
+                },
+            ),
+        ];
+        let err = |e: &DbError| format!("{e:?}: {e}");
+        let mut seen = std::collections::BTreeSet::new();
+        for (scope_name, scope) in &scopes {
+            for ident in &idents {
+                let at = format!("{backend}, {scope_name}, {ident}");
+                let before = db.statement_count();
+                let got = cluster::get_with_relations(db, scope, ident).await;
+                assert_eq!(db.statement_count() - before, 1, "{at}: one statement");
+                let want = cluster::get_by_ident(db, scope, ident).await;
+                let (got, want) = match (got, want) {
+                    (Ok(got), Ok(want)) => (got, want),
+                    (Err(g), Err(w)) => {
+                        assert_eq!(err(&g), err(&w), "{at}");
+                        seen.insert(format!("{scope_name}: {ident}: {}", err(&g)));
+                        continue;
+                    }
+                    (got, want) => {
+                        panic!("{at}: {:?} instead of {:?}", got.map(|g| g.cluster), want)
+                    }
+                };
+                assert_eq!(got.cluster, want, "{at}");
+                let cluster_uuid = want.uuid.as_deref().unwrap();
+                let want_ngs = nodegroup::list(
+                    db,
+                    scope,
+                    cluster_uuid,
+                    &NodeGroupFilters::default(),
+                    &Page::all(),
+                )
+                .await
+                .unwrap();
+                assert_eq!(got.nodegroups.as_ref().unwrap(), &want_ngs, "{at}");
+                let template_id = want.cluster_template_id.as_deref().unwrap_or_default();
+                let want_template = cluster_template::get_by_uuid(db, scope, template_id).await;
+                match (&got.template, &want_template) {
+                    (Ok(g), Ok(w)) => assert_eq!(g, w, "{at}"),
+                    (Err(g), Err(w)) => assert_eq!(err(g), err(w), "{at}"),
+                    (g, w) => panic!("{at}: template {g:?} instead of {w:?}"),
+                }
+                let ng_names: Vec<&str> = want_ngs.iter().map(|n| n.name.as_str()).collect();
+                let template_name = match &got.template {
+                    Ok(t) => t.name.clone().unwrap_or_default(),
+                    Err(e) => err(e),
+                };
+                seen.insert(format!(
+                    "{scope_name}: {}: {ng_names:?} {template_name}",
+                    want.name.unwrap_or_default()
+                ));
+            }
+        }
+        // The cases the comparison went through (so that it is not vacuous).
+        let gone_err = format!(
+            "ClusterTemplateNotFound({:?}): ClusterTemplate {} could not be found.",
+            gone.uuid.as_deref().unwrap(),
+            gone.uuid.as_deref().unwrap()
+        );
+        let t2_err = format!(
+            "ClusterTemplateNotFound({:?}): ClusterTemplate {} could not be found.",
+            t2.uuid.as_deref().unwrap(),
+            t2.uuid.as_deref().unwrap()
+        );
+        let conflict = "Conflict(\"Multiple clusters exist with same name. Please use the \
+                        cluster uuid instead.\"): Multiple clusters exist with same name. \
+                        Please use the cluster uuid instead.";
+        for case in [
+            r#"admin all tenants: a: ["zeta", "alpha", "mid", "beta"] t1"#.to_string(),
+            r#"p1: a: ["zeta", "alpha", "mid"] t1"#.into(),
+            r#"admin of p1: a: ["zeta", "alpha", "mid", "beta"] t1"#.into(),
+            r#"user-p1 without project: a: [] t1"#.into(),
+            r#"p1: shared: ["s2", "s1"] pub"#.into(),
+            format!("admin all tenants: shared: {conflict}"),
+            format!("p1: twin: {conflict}"),
+            format!("p1: orphan: [\"o2\", \"o1\"] {gone_err}"),
+            format!("p1: foreign-template: [\"f\"] {t2_err}"),
+            r#"admin all tenants: foreign-template: ["f"] t2"#.into(),
+            r#"admin all tenants: bare: [] hid"#.into(),
+            format!(
+                "p2: bare: [] ClusterTemplateNotFound({:?}): ClusterTemplate {} could not be \
+                 found.",
+                hidden.uuid.as_deref().unwrap(),
+                hidden.uuid.as_deref().unwrap()
+            ),
+            "p1: nope: ClusterNotFound(\"nope\"): Cluster nope could not be found.".into(),
+        ] {
+            assert!(seen.contains(&case), "{backend}: {case} not in {seen:#?}");
+        }
+    });
+}
