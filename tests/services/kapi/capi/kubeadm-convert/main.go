@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -69,6 +70,40 @@ func getAPIVersion(c client.Reader, gk schema.GroupKind) (string, error) {
 	return "", fmt.Errorf("CRD %s has no cluster.x-k8s.io/v1beta2 or v1beta1 contract label", name)
 }
 
+// crdAnswerTTL is how long a CRD's answer is kept. Converting a list of KubeadmControlPlanes
+// asks for the contract of each one's references: with one GET per object (throttled by
+// client-go to 5/s) the API server's watch cache of 100 KCPs never finished initialising
+// (429 "storage is (re)initializing" on every list). The kubeadm control-plane manager reads
+// CRDs from its informer cache; a short-lived cache of the answers does the same here.
+const crdAnswerTTL = 10 * time.Second
+
+type cachedAnswer struct {
+	version string
+	err     error
+	at      time.Time
+}
+
+// versionCache remembers getAPIVersion's answers for crdAnswerTTL.
+type versionCache struct {
+	mu      sync.Mutex
+	answers map[schema.GroupKind]cachedAnswer
+	reader  client.Reader
+}
+
+func (v *versionCache) get(gk schema.GroupKind) (string, error) {
+	v.mu.Lock()
+	a, ok := v.answers[gk]
+	v.mu.Unlock()
+	if ok && time.Since(a.at) < crdAnswerTTL {
+		return a.version, a.err
+	}
+	version, err := getAPIVersion(v.reader, gk)
+	v.mu.Lock()
+	v.answers[gk] = cachedAnswer{version: version, err: err, at: time.Now()}
+	v.mu.Unlock()
+	return version, err
+}
+
 func main() {
 	listen := flag.String("listen", "127.0.0.1:29444", "address to serve HTTPS on")
 	certFile := flag.String("tls-cert", "", "serving certificate (PEM)")
@@ -83,13 +118,15 @@ func main() {
 		log.Fatalf("kubeadm-convert: kubeconfig: %v", err)
 	}
 	cfg.Timeout = 15 * time.Second
+	// No client-side throttling (a negative QPS disables client-go's token bucket): the
+	// conversions of a whole list are answered at once, as the real manager's cache does.
+	cfg.QPS = -1
 	reader, err := client.New(cfg, client.Options{})
 	if err != nil {
 		log.Fatalf("kubeadm-convert: client: %v", err)
 	}
-	controlplanev1beta1.SetAPIVersionGetter(func(gk schema.GroupKind) (string, error) {
-		return getAPIVersion(reader, gk)
-	})
+	versions := &versionCache{answers: map[schema.GroupKind]cachedAnswer{}, reader: reader}
+	controlplanev1beta1.SetAPIVersionGetter(versions.get)
 
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
