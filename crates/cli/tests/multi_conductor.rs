@@ -975,6 +975,32 @@ async fn kill_in_the_middle(
     victims
 }
 
+/// The status of the cluster `uuid` in the database (`None`: gone).
+async fn status_of(db: &openkeel_db::Database, uuid: &str) -> Option<ClusterStatus> {
+    let scope = openkeel_db::Scope::admin_all_tenants();
+    match openkeel_db::cluster::get_by_uuid(db, &scope, uuid).await {
+        Ok(c) => c.status,
+        Err(e) if e.is_not_found() => None,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The nodegroups of the cluster `uuid` in the database.
+async fn nodegroups_of(
+    db: &openkeel_db::Database,
+    uuid: &str,
+) -> Vec<openkeel_core::objects::NodeGroup> {
+    openkeel_db::nodegroup::list(
+        db,
+        &openkeel_db::Scope::admin_all_tenants(),
+        uuid,
+        &openkeel_db::NodeGroupFilters::default(),
+        &openkeel_db::Page::all(),
+    )
+    .await
+    .unwrap()
+}
+
 /// The conductors whose log shows an operation on `uuid` started after `marks`.
 fn running(conductors: &[Conductor], marks: &[usize], uuid: &str) -> Vec<usize> {
     let needle = format!("operation started cluster={uuid}");
@@ -1087,21 +1113,9 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
     // sync (the simulator infers the operation from the stored statuses), and so are the
     // update of node_count and the upgrade (their UPDATE_IN_PROGRESS is saved before the
     // driver call).
-    let scope = openkeel_db::Scope::admin_all_tenants();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let get = |u: &str| {
-            let db = db.clone();
-            let u = u.to_string();
-            let scope = scope.clone();
-            async move {
-                match openkeel_db::cluster::get_by_uuid(&db, &scope, &u).await {
-                    Ok(c) => c.status,
-                    Err(e) if e.is_not_found() => None,
-                    Err(e) => panic!("{e}"),
-                }
-            }
-        };
+        let get = |u: &str| status_of(&db, u);
         let (c, r, d, p, u) = (
             get(&created).await,
             get(&resized).await,
@@ -1131,22 +1145,7 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
 
     // No row half written: the created cluster has both default nodegroups, no nodegroup is
     // left in progress, the resize reached its nodegroup, the deleted cluster left none.
-    let ngs = |u: &str| {
-        let db = db.clone();
-        let u = u.to_string();
-        let scope = scope.clone();
-        async move {
-            openkeel_db::nodegroup::list(
-                &db,
-                &scope,
-                &u,
-                &openkeel_db::NodeGroupFilters::default(),
-                &openkeel_db::Page::all(),
-            )
-            .await
-            .unwrap()
-        }
-    };
+    let ngs = |u: &str| nodegroups_of(&db, u);
     let c_ngs = ngs(&created).await;
     let roles: BTreeSet<_> = c_ngs.iter().filter_map(|n| n.role.clone()).collect();
     assert_eq!(roles.len(), 2, "{c_ngs:?}");
@@ -1329,21 +1328,9 @@ async fn on_the_cluster_api_a_conductor_killed_during_a_create_a_resize_and_a_de
     kill_in_the_middle(&mut rig.conductors, &m, &[&created, &resized, &deleted], 0).await;
     proxy.set_delay(0);
 
-    let scope = openkeel_db::Scope::admin_all_tenants();
     let deadline = Instant::now() + Duration::from_secs(240);
     loop {
-        let get = |u: &str| {
-            let db = rig.db.clone();
-            let u = u.to_string();
-            let scope = scope.clone();
-            async move {
-                match openkeel_db::cluster::get_by_uuid(&db, &scope, &u).await {
-                    Ok(c) => c.status,
-                    Err(e) if e.is_not_found() => None,
-                    Err(e) => panic!("{e}"),
-                }
-            }
-        };
+        let get = |u: &str| status_of(&rig.db, u);
         let (c, r, d) = (
             get(&created).await,
             get(&resized).await,
@@ -1367,22 +1354,7 @@ async fn on_the_cluster_api_a_conductor_killed_during_a_create_a_resize_and_a_de
 
     // No row half written: the created cluster has both default nodegroups, none is left in
     // progress, the resize reached its nodegroup, the deleted cluster left none.
-    let ngs = |u: &str| {
-        let db = rig.db.clone();
-        let u = u.to_string();
-        let scope = scope.clone();
-        async move {
-            openkeel_db::nodegroup::list(
-                &db,
-                &scope,
-                &u,
-                &openkeel_db::NodeGroupFilters::default(),
-                &openkeel_db::Page::all(),
-            )
-            .await
-            .unwrap()
-        }
-    };
+    let ngs = |u: &str| nodegroups_of(&rig.db, u);
     let c_ngs = ngs(&created).await;
     let roles: BTreeSet<_> = c_ngs.iter().filter_map(|n| n.role.clone()).collect();
     assert_eq!(roles.len(), 2, "{c_ngs:?}");
