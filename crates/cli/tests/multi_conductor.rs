@@ -1115,13 +1115,12 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
     // driver call).
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let get = |u: &str| status_of(&db, u);
         let (c, r, d, p, u) = (
-            get(&created).await,
-            get(&resized).await,
-            get(&deleted).await,
-            get(&patched).await,
-            get(&upgraded).await,
+            status_of(&db, &created).await,
+            status_of(&db, &resized).await,
+            status_of(&db, &deleted).await,
+            status_of(&db, &patched).await,
+            status_of(&db, &upgraded).await,
         );
         let done = matches!(
             c,
@@ -1145,13 +1144,12 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
 
     // No row half written: the created cluster has both default nodegroups, no nodegroup is
     // left in progress, the resize reached its nodegroup, the deleted cluster left none.
-    let ngs = |u: &str| nodegroups_of(&db, u);
-    let c_ngs = ngs(&created).await;
+    let c_ngs = nodegroups_of(&db, &created).await;
     let roles: BTreeSet<_> = c_ngs.iter().filter_map(|n| n.role.clone()).collect();
     assert_eq!(roles.len(), 2, "{c_ngs:?}");
-    let r_ngs = ngs(&resized).await;
-    let p_ngs = ngs(&patched).await;
-    let u_ngs = ngs(&upgraded).await;
+    let r_ngs = nodegroups_of(&db, &resized).await;
+    let p_ngs = nodegroups_of(&db, &patched).await;
+    let u_ngs = nodegroups_of(&db, &upgraded).await;
     for n in c_ngs.iter().chain(&r_ngs).chain(&p_ngs).chain(&u_ngs) {
         assert!(
             !n.status.is_some_and(ClusterStatus::is_in_progress),
@@ -1171,7 +1169,7 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
         .unwrap();
     assert_eq!(worker.node_count, Some(2));
     assert!(
-        ngs(&deleted).await.is_empty(),
+        nodegroups_of(&db, &deleted).await.is_empty(),
         "the deleted cluster's nodegroups remain"
     );
 
@@ -1330,11 +1328,10 @@ async fn on_the_cluster_api_a_conductor_killed_during_a_create_a_resize_and_a_de
 
     let deadline = Instant::now() + Duration::from_secs(240);
     loop {
-        let get = |u: &str| status_of(&rig.db, u);
         let (c, r, d) = (
-            get(&created).await,
-            get(&resized).await,
-            get(&deleted).await,
+            status_of(&rig.db, &created).await,
+            status_of(&rig.db, &resized).await,
+            status_of(&rig.db, &deleted).await,
         );
         let done = matches!(
             c,
@@ -1354,11 +1351,10 @@ async fn on_the_cluster_api_a_conductor_killed_during_a_create_a_resize_and_a_de
 
     // No row half written: the created cluster has both default nodegroups, none is left in
     // progress, the resize reached its nodegroup, the deleted cluster left none.
-    let ngs = |u: &str| nodegroups_of(&rig.db, u);
-    let c_ngs = ngs(&created).await;
+    let c_ngs = nodegroups_of(&rig.db, &created).await;
     let roles: BTreeSet<_> = c_ngs.iter().filter_map(|n| n.role.clone()).collect();
     assert_eq!(roles.len(), 2, "{c_ngs:?}");
-    let r_ngs = ngs(&resized).await;
+    let r_ngs = nodegroups_of(&rig.db, &resized).await;
     for n in c_ngs.iter().chain(&r_ngs) {
         assert!(
             !n.status.is_some_and(ClusterStatus::is_in_progress),
@@ -1373,7 +1369,7 @@ async fn on_the_cluster_api_a_conductor_killed_during_a_create_a_resize_and_a_de
         .unwrap();
     assert_eq!(worker.node_count, Some(2));
     assert!(
-        ngs(&deleted).await.is_empty(),
+        nodegroups_of(&rig.db, &deleted).await.is_empty(),
         "the deleted cluster's nodegroups remain"
     );
 
