@@ -442,8 +442,9 @@ async fn status_reports_capi_failures_as_permanent() {
         e.message(),
         "Machine m1 failed: CreateError: Quota exceeded for instances"
     );
-    // an unreachable API server changes nothing (transient)
-    r.api.fault("GET", "/clusters/", 503, "unavailable", 1);
+    // an unreachable API server changes nothing (transient): the first request of a status
+    // call, the LIST of the Clusters by their cluster-uuid label, answers 503
+    r.api.fault("GET", "/clusters", 503, "unavailable", 1);
     assert!(status(&r, &c, &ngs).await.unwrap_err().is_transient());
 }
 

@@ -656,8 +656,12 @@ async fn an_unreachable_management_cluster_is_transient() {
     c.stack_id = Some("kube-abcde".into());
     let e = d.update_cluster_status(&ctx, &c).await.unwrap_err();
     assert!(e.is_transient(), "{e}");
+    // the status call's first request: the tick's LIST of the Clusters by their cluster-uuid
+    // label
     assert!(
-        e.message().contains("get Cluster magnum-system/kube-abcde"),
+        e.message().contains(&format!(
+            "Clusters in magnum-system labelled cluster-uuid in ({UUID})"
+        )),
         "{e}"
     );
 }
