@@ -131,13 +131,16 @@ pub fn spawn_ordered_shards(
             match Membership::read(&db, host.as_deref(), service_down_time).await {
                 Ok(m) => {
                     let mask = m.ordered_shards();
-                    if last != Some(mask) {
+                    // Said again when the live set's size changes too, even with the same
+                    // queues (a third conductor may take its share from the other one only):
+                    // the log always shows the view the queues were taken from.
+                    if last != Some((mask, m.size())) {
                         tracing::info!(
                             conductors = m.size(),
                             shards = format!("{mask:#06x}"),
                             "ordered queues this conductor keeps"
                         );
-                        last = Some(mask);
+                        last = Some((mask, m.size()));
                     }
                     keep(mask);
                 }
