@@ -1021,6 +1021,28 @@ async fn nodegroups_of(
     .unwrap()
 }
 
+/// No nodegroup of `ngs` is left in progress.
+fn assert_none_in_progress<'a>(
+    ngs: impl IntoIterator<Item = &'a openkeel_core::objects::NodeGroup>,
+) {
+    for n in ngs {
+        assert!(
+            !n.status.is_some_and(ClusterStatus::is_in_progress),
+            "{} left {:?}",
+            n.name,
+            n.status
+        );
+    }
+}
+
+/// The `node_count` of the worker nodegroup of `ngs`.
+fn worker_count(ngs: &[openkeel_core::objects::NodeGroup]) -> Option<i32> {
+    ngs.iter()
+        .find(|n| n.role.as_deref() == Some("worker"))
+        .expect("a worker nodegroup")
+        .node_count
+}
+
 /// The conductors whose log shows an operation on `uuid` started after `marks`.
 fn running(conductors: &[Conductor], marks: &[usize], uuid: &str) -> Vec<usize> {
     let needle = format!("operation started cluster={uuid}");
@@ -1170,24 +1192,9 @@ async fn a_conductor_killed_during_any_operation_leaves_every_cluster_final() {
     let r_ngs = nodegroups_of(&db, &resized).await;
     let p_ngs = nodegroups_of(&db, &patched).await;
     let u_ngs = nodegroups_of(&db, &upgraded).await;
-    for n in c_ngs.iter().chain(&r_ngs).chain(&p_ngs).chain(&u_ngs) {
-        assert!(
-            !n.status.is_some_and(ClusterStatus::is_in_progress),
-            "{} left {:?}",
-            n.name,
-            n.status
-        );
-    }
-    let worker = r_ngs
-        .iter()
-        .find(|n| n.role.as_deref() == Some("worker"))
-        .unwrap();
-    assert_eq!(worker.node_count, Some(3));
-    let worker = p_ngs
-        .iter()
-        .find(|n| n.role.as_deref() == Some("worker"))
-        .unwrap();
-    assert_eq!(worker.node_count, Some(2));
+    assert_none_in_progress(c_ngs.iter().chain(&r_ngs).chain(&p_ngs).chain(&u_ngs));
+    assert_eq!(worker_count(&r_ngs), Some(3));
+    assert_eq!(worker_count(&p_ngs), Some(2));
     assert!(
         nodegroups_of(&db, &deleted).await.is_empty(),
         "the deleted cluster's nodegroups remain"
@@ -1375,19 +1382,8 @@ async fn on_the_cluster_api_a_conductor_killed_during_a_create_a_resize_and_a_de
     let roles: BTreeSet<_> = c_ngs.iter().filter_map(|n| n.role.clone()).collect();
     assert_eq!(roles.len(), 2, "{c_ngs:?}");
     let r_ngs = nodegroups_of(&rig.db, &resized).await;
-    for n in c_ngs.iter().chain(&r_ngs) {
-        assert!(
-            !n.status.is_some_and(ClusterStatus::is_in_progress),
-            "{} left {:?}",
-            n.name,
-            n.status
-        );
-    }
-    let worker = r_ngs
-        .iter()
-        .find(|n| n.role.as_deref() == Some("worker"))
-        .unwrap();
-    assert_eq!(worker.node_count, Some(2));
+    assert_none_in_progress(c_ngs.iter().chain(&r_ngs));
+    assert_eq!(worker_count(&r_ngs), Some(2));
     assert!(
         nodegroups_of(&rig.db, &deleted).await.is_empty(),
         "the deleted cluster's nodegroups remain"
