@@ -14,9 +14,11 @@ Subcommands (each prints one JSON object on stdout unless noted):
       0.25 s during the load, read VmRSS / VmHWM / Pss again 1 s after it, append a JSON
       line to FILE.
   mem      --pids P[,P]      current VmRSS / VmHWM / Pss of processes and descendants
-  sqlcount --socket SOCK --url URL --header H ... [--tries K]
-      SHOW GLOBAL STATUS Questions / Com_select around one GET, as root over the socket;
-      the minimum over K tries, minus the cost of the status query itself.
+  sqlcount (--mysql DBURL | --socket SOCK) --url URL --header H ... [--tries K]
+      SHOW GLOBAL STATUS Questions / Com_select around one GET, as DBURL's user
+      (mysql://user:pass@host:port) or as root over the socket; the minimum over K tries,
+      minus the cost of the status query itself. The counters are the server's: exact only
+      while nothing else uses that MariaDB.
   report   FILE [--meta FILE]   Markdown tables from the JSON lines (prints Markdown)
 """
 
@@ -401,7 +403,14 @@ def cmd_smaps(a):
 
 def cmd_sqlcount(a):
     import pymysql
-    conn = pymysql.connect(unix_socket=a.socket, user="root", autocommit=True)
+    if a.mysql:
+        u = urllib.parse.urlparse(a.mysql)
+        conn = pymysql.connect(host=u.hostname, port=u.port or 3306,
+                               user=urllib.parse.unquote(u.username or ""),
+                               password=urllib.parse.unquote(u.password or ""),
+                               autocommit=True)
+    else:
+        conn = pymysql.connect(unix_socket=a.socket, user="root", autocommit=True)
     cur = conn.cursor()
 
     def status():
@@ -466,6 +475,7 @@ def cmd_report(a):
     recs = [json.loads(l) for l in open(a.file) if l.strip()]
     meta = json.load(open(a.meta)) if a.meta and os.path.exists(a.meta) else {}
     servers = [s for s in LABELS if any(r["server"] == s for r in recs)]
+    rig = "magnum-rig" in servers  # the conductor / RabbitMQ columns are the rig's only
     out = []
     best = {}
     out.append("Throughput and latency (best run by req/s; p50/p99 of that run; errors = non-2xx "
@@ -474,9 +484,11 @@ def cmd_report(a):
                "time not used by wrk or the processes named here, min–max over runs):")
     out.append("")
     out.append("| request | server | req/s (best) | req/s (every run) | p50 ms | p99 ms | "
-               "errors | server CPU ms/req | mariadbd CPU ms/req | conductor CPU ms/req | "
-               "RabbitMQ CPU ms/req | others' CPU (cores) |")
-    out.append("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+               "errors | server CPU ms/req | mariadbd CPU ms/req | " +
+               ("conductor CPU ms/req | RabbitMQ CPU ms/req | " if rig else "") +
+               "others' CPU (cores) |")
+    out.append("|---|---|---:|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if rig else "") +
+               "---:|")
     for case in ("list", "show"):
         for s in servers:
             rs = [r for r in recs if r["server"] == s and r["case"] == case]
@@ -493,27 +505,30 @@ def cmd_report(a):
                 return fmt_ms(statistics.median(v)) if v else "–"
 
             others = [r["cpu"]["other_cpu_s"] / r["cpu"]["wall_s"] for r in rs]
-            out.append("| %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %.2f–%.2f |" % (
-                CASE_LABELS[case], LABELS[s], fmt_rps(b.get("rps")),
-                ", ".join(fmt_rps(r.get("rps")) for r in rs),
-                fmt_ms(b.get("p50_ms")), fmt_ms(b.get("p99_ms")), errs,
-                per_req("server"),
-                per_req("mariadbd") if s != "openkeel-sqlite" else "–",
-                per_req("conductor") if s == "magnum-rig" else "–",
-                per_req("rabbitmq") if s == "magnum-rig" else "–",
-                min(others), max(others)))
+            cells = [CASE_LABELS[case], LABELS[s], fmt_rps(b.get("rps")),
+                     ", ".join(fmt_rps(r.get("rps")) for r in rs),
+                     fmt_ms(b.get("p50_ms")), fmt_ms(b.get("p99_ms")), "%d" % errs,
+                     per_req("server"),
+                     per_req("mariadbd") if s != "openkeel-sqlite" else "–"]
+            if rig:
+                cells += [per_req("conductor") if s == "magnum-rig" else "–",
+                          per_req("rabbitmq") if s == "magnum-rig" else "–"]
+            cells.append("%.2f–%.2f" % (min(others), max(others)))
+            out.append("| %s |" % " | ".join(cells))
     out.append("")
     out.append("Ratios (best req/s of OpenKeel / best req/s of magnum-api; project targets: "
                "≥20× lists, ≥100× aspirational, ≥50× shows):")
     out.append("")
-    out.append("| request | OpenKeel on | vs magnum-api, gunicorn 2 workers | vs the rig's magnum-api |")
-    out.append("|---|---|---:|---:|")
+    refs = ["magnum-gunicorn"] + (["magnum-rig"] if rig else [])
+    out.append("| request | OpenKeel on | vs magnum-api, gunicorn 2 workers |" +
+               (" vs the rig's magnum-api |" if rig else ""))
+    out.append("|---|---|---:|" + ("---:|" if rig else ""))
     for case in ("list", "show"):
         for s in ("openkeel-sqlite", "openkeel-mariadb"):
             if (case, s) not in best:
                 continue
             cells = []
-            for ref in ("magnum-gunicorn", "magnum-rig"):
+            for ref in refs:
                 r = best.get((case, ref))
                 if r and r.get("rps") and best[(case, s)].get("rps"):
                     x = best[(case, s)]["rps"] / r["rps"]
@@ -522,9 +537,9 @@ def cmd_report(a):
                     cells.append("%.0f×%s" % (x, mark))
                 else:
                     cells.append("–")
-            out.append("| %s | %s | %s | %s |" % (
+            out.append("| %s |" % " | ".join([
                 CASE_LABELS[case], s.split("-")[1].replace("sqlite", "SQLite")
-                .replace("mariadb", "MariaDB"), *cells))
+                .replace("mariadb", "MariaDB")] + cells))
     out.append("")
     out.append("Resident memory (MiB; sum over the server's processes; \"during\" = highest "
                "VmRSS sampled every 0.25 s under load, \"after\" = 1 s after the run, HWM = "
@@ -641,7 +656,10 @@ def main():
     s.add_argument("--pids", required=True)
 
     s = sub.add_parser("sqlcount")
-    s.add_argument("--socket", required=True)
+    db = s.add_mutually_exclusive_group(required=True)
+    db.add_argument("--mysql", metavar="DBURL",
+                    help="mysql://user:pass@host:port of a user allowed SHOW GLOBAL STATUS")
+    db.add_argument("--socket", help="the server's socket, connected to as root")
     s.add_argument("--url", required=True)
     s.add_argument("--header", action="append", default=[])
     s.add_argument("--tries", type=int, default=5)

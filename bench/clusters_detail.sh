@@ -1,71 +1,113 @@
 #!/usr/bin/env bash
 # GET /v1/clusters/detail (and GET /v1/clusters/<uuid>) with N clusters:
-# OpenKeel (SQLite, MariaDB) vs the real magnum-api 23.0.0 (MariaDB), on this machine.
+# OpenKeel (SQLite, MariaDB) vs the real magnum-api 23.0.0 (MariaDB), on this machine, in one
+# command; no reference rig needed.
 #
 #   bench/clusters_detail.sh                 # build HEAD, seed, measure, print Markdown tables
+#
+# Needs wrk, curl, and OpenKeel's test services (tests/services/start.sh: MariaDB, RabbitMQ
+# and the Python test venv with magnum 23.0.0; started here when they are not running).
 #
 # Environment (defaults in brackets):
 #   BENCH_WORK        scratch + results directory                                [/var/tmp/okbench]
 #   BENCH_BUILD       head: build `git archive HEAD` in $BENCH_WORK/src (others' uncommitted
 #                     edits are not measured); worktree: `cargo build --release` in the repo;
 #                     none: use $OPENKEEL_BIN_DIR as it is                                 [head]
+#   OPENKEEL_BIN_DIR  with BENCH_BUILD=none: the directory of `openkeel` and `openkeel-db-manage`
+#   BENCH_COMMIT      with BENCH_BUILD=none: what to record as the commit measured      [unknown]
 #   BENCH_CLUSTERS    clusters to seed                                                     [1000]
 #   BENCH_RUNS        repetitions of every case (servers restarted each time)              [2]
 #   BENCH_DURATION    wrk duration of each case                                            [20s]
+#   BENCH_MAGNUM_LIST_DURATION  wrk duration of magnum-api's list (gunicorn): one of its
+#                     requests takes seconds, so a short one completes none   [BENCH_DURATION,
+#                                                                           at least 20s]
+#   BENCH_PORTS       OpenKeel-SQLite, OpenKeel-MariaDB, gunicorn ports              ["9811 9812 9813"]
+#   OPENKEEL_TEST_HOME  the test services' directory (tests/services/lib.sh) [/var/tmp/openkeel-test]
+#   Opt-in, a Magnum reference rig (the shared tools/magnum-ref, which OpenKeel's users do not
+#   have; phase B below):
+#   BENCH_RIG         1: also measure the rig's own magnum-api (needs the bench rows in the
+#                     rig's database for a few minutes); 0: skip it                        [0]
+#   MAGNUM_REF_HOME   the reference rig                                     [/var/tmp/magnum-ref]
+#   MAGNUM_REF_URL    the rig's running magnum-api                           [http://127.0.0.1:9611]
 #   BENCH_RIG_LIST_DURATION  wrk duration of the rig's magnum-api list, which is run with
 #                     one connection (that server answers one request at a time)           [60s]
-#   BENCH_RIG         1: also measure the rig's own magnum-api (needs the bench rows in the
-#                     rig's database for a few minutes); 0: skip it                        [1]
-#   MAGNUM_REF_HOME   the reference rig (shared tools/magnum-ref)               [/var/tmp/magnum-ref]
-#   MAGNUM_REF_URL    the rig's running magnum-api                           [http://127.0.0.1:9611]
-#   BENCH_PORTS       OpenKeel-SQLite, OpenKeel-MariaDB, gunicorn ports              ["9811 9812 9813"]
 #
 # What runs (docs/performance.md has the method and the figures):
-#   Phase A, the rig's own database untouched:
+#   Phase A, on the test services only:
 #   * OpenKeel all-in-one (`openkeel`, [DEFAULT] periodic_enable = false) on SQLite in a data
-#     directory, and on a fresh database `openkeel_bench` in the rig's MariaDB server;
-#   * Magnum's WSGI app `magnum.wsgi.api:application` under gunicorn, 2 sync workers (as a
-#     uWSGI deployment with 2 processes: it reads the database itself), with the rig's
-#     magnum.conf plus a [database] override pointing at a fresh `magnum_bench` database in
-#     the same server, migrated by the real `magnum-db-manage upgrade`. gunicorn is
-#     pip-installed into $BENCH_WORK/pylib, not into the rig's venv.
-#   Both bench databases and their user `okbench` are created as root over the rig's MariaDB
-#   socket and dropped on exit.
+#     directory, and on a fresh database `openkeel_bench_<pid>` of the test MariaDB;
+#   * Magnum's WSGI app `magnum.wsgi.api:application` (bench/magnum_wsgi.py) from the test venv
+#     ($OPENKEEL_TEST_VENV, magnum 23.0.0) under gunicorn, 2 sync workers (as a uWSGI
+#     deployment with 2 processes: it reads the database itself, MagnumObject.indirection_api
+#     unset, no magnum-conductor involved in a GET), with a magnum.conf written here:
+#     [database] a fresh `magnum_bench_<pid>` in the same MariaDB server, migrated by the real
+#     `magnum-db-manage upgrade`; the test RabbitMQ as transport (an exchange of its own;
+#     nothing is sent for a GET); Magnum 23.0.0's paste pipeline with the interop tests' noauth
+#     filter (tests/python/interop/openkeel_interop/noauth.py) where keystonemiddleware's
+#     authtoken stands; oslo.policy defaults. gunicorn (the version pinned in
+#     tests/python/requirements-constraints.txt) is pip-installed into $BENCH_WORK/pylib if
+#     the venv lacks it, not into the venv.
+#   Both bench databases are created as the test MariaDB's user (OPENKEEL_TEST_MYSQL_URL) and
+#   dropped on exit. mariadbd's CPU and the SQL statement counts (global status counters) are
+#   only exact when nothing else uses the test MariaDB meanwhile (e.g. cargo test).
 #   Phase B (BENCH_RIG=1): the same rows are seeded into the rig's `magnum` database and the
 #   rig's own magnum-api (console script: werkzeug, 1 process, every object read is an RPC
 #   call to magnum-conductor; never restarted) is measured; then the rows are removed again
 #   (the template last, after the conductor's 60 s health sync has let go of the clusters).
 #   All databases get identical rows (bench/seed.py, same --seed/--timestamp, project
 #   bench-project). Every request carries the identity headers of a member of bench-project
-#   (the rig's noauth filter and OpenKeel's noauth both trust them) and
+#   (Magnum's noauth filters and OpenKeel's noauth all trust them) and
 #   `OpenStack-API-Version: container-infra latest`.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
 WORK=${BENCH_WORK:-/var/tmp/okbench}
+case $WORK in /*) ;; *) WORK=$PWD/$WORK ;; esac
 BUILD=${BENCH_BUILD:-head}
 N=${BENCH_CLUSTERS:-1000}
 RUNS=${BENCH_RUNS:-2}
 DURATION=${BENCH_DURATION:-20s}
 RIG_LIST_DURATION=${BENCH_RIG_LIST_DURATION:-60s}
-RIG=${BENCH_RIG:-1}
+wrk_seconds() {  # wrk_seconds 90|90s|2m|1h -> 90, 90, 120, 3600
+    case $1 in
+        *h) echo $((${1%h} * 3600)) ;;
+        *m) echo $((${1%m} * 60)) ;;
+        *s) echo "${1%s}" ;;
+        *) echo "$1" ;;
+    esac
+}
+MAGNUM_LIST_DURATION=$DURATION
+[ "$(wrk_seconds "$DURATION")" -ge 20 ] || MAGNUM_LIST_DURATION=20s
+MAGNUM_LIST_DURATION=${BENCH_MAGNUM_LIST_DURATION:-$MAGNUM_LIST_DURATION}
+RIG=${BENCH_RIG:-0}
 REF_HOME=${MAGNUM_REF_HOME:-/var/tmp/magnum-ref}
 REF_URL=${MAGNUM_REF_URL:-http://127.0.0.1:9611}
 REF_VENV=${MAGNUM_REF_VENV:-$REF_HOME/venv}
 REF_CONF=$REF_HOME/etc/magnum.conf
-DB_SOCK=$REF_HOME/mysqld/mysqld.sock
+REF_SOCK=$REF_HOME/mysqld/mysqld.sock
 read -r P_SQLITE P_MARIADB P_GUNICORN <<<"${BENCH_PORTS:-9811 9812 9813}"
+
+# The test services: OPENKEEL_TEST_MYSQL_URL, OPENKEEL_TEST_RABBIT_URL, OPENKEEL_TEST_VENV
+# (started if missing); mdb SQL runs one statement as the test MariaDB's user with $PY.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$HERE/lib.sh"
+pushd "$ROOT" >/dev/null
+test_services
+popd >/dev/null
+PY=$OPENKEEL_TEST_VENV/bin/python     # the test venv's: magnum 23.0.0, PyMySQL
+MAGNUM_DB_MANAGE=$OPENKEEL_TEST_VENV/bin/magnum-db-manage
+TEST_MARIADB_PID_FILE=$OPENKEEL_TEST_HOME/pids/mariadbd.pid
 
 PROJECT=bench-project
 SEED=20260101
 STAMP='2026-01-01 00:00:00'
-DB_USER=okbench
-DB_PASS=okbench-pw
-OK_DB=openkeel_bench
-MB_DB=magnum_bench
-OK_DB_URL="mysql+pymysql://$DB_USER:$DB_PASS@127.0.0.1:3306/$OK_DB?charset=utf8"
-MB_DB_URL="mysql+pymysql://$DB_USER:$DB_PASS@127.0.0.1:3306/$MB_DB?charset=utf8"
+OK_DB=openkeel_bench_$$
+MB_DB=magnum_bench_$$
+TAG=okbench-detail-$$
+DB_BASE=${OPENKEEL_TEST_MYSQL_URL%/}     # mysql://user:pass@127.0.0.1:port
+OK_DB_URL="${DB_BASE/mysql:/mysql+pymysql:}/$OK_DB?charset=utf8"
+MB_DB_URL="${DB_BASE/mysql:/mysql+pymysql:}/$MB_DB?charset=utf8"
 WRK_BASE=(wrk -t2 -c16 --latency --timeout 60s)
 WRK_RIG_LIST=(wrk -t1 -c1 --latency --timeout 60s)
 HDRS=(
@@ -81,9 +123,8 @@ for h in "${HDRS[@]}"; do WRK_H+=(-H "$h"); CURL_H+=(-H "$h"); LIB_H+=(--header 
 RUN_ID=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=$WORK/results/$RUN_ID
 RUN=$WORK/run            # data directories, configs, logs of this invocation
-PY=python3               # standard library only
 REFPY=$REF_VENV/bin/python
-LIB=(python3 "$HERE/benchlib.py")
+LIB=("$PY" "$HERE/benchlib.py")
 RESULTS=$OUT/results.jsonl
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -105,8 +146,6 @@ stop_pgid() {
     done
     kill -KILL -- "-$pg" 2>/dev/null || true
 }
-
-mysql_root() { mariadb --socket="$DB_SOCK" -uroot -N -B "$@"; }
 
 magnum_db_url() {
     # [database] connection of the rig's magnum.conf, without the query string
@@ -132,9 +171,9 @@ cleanup() {
     for pg in "${STARTED_PGIDS[@]}"; do stop_pgid "$pg"; done
     [ "$RIG_SEEDED" = 1 ] && unseed_rig
     if [ "$DBS_CREATED" = 1 ]; then
-        log "dropping databases $OK_DB, $MB_DB and user $DB_USER"
-        mysql_root -e "DROP DATABASE IF EXISTS \`$OK_DB\`; DROP DATABASE IF EXISTS \`$MB_DB\`;
-          DROP USER IF EXISTS '$DB_USER'@'127.0.0.1';"
+        log "dropping databases $OK_DB and $MB_DB"
+        mdb "DROP DATABASE IF EXISTS \`$OK_DB\`"
+        mdb "DROP DATABASE IF EXISTS \`$MB_DB\`"
     fi
     rm -rf "$RUN"
     [ $rc = 0 ] || log "failed (exit $rc); partial results in $OUT"
@@ -187,19 +226,20 @@ ok_cmd() {  # ok_cmd sqlite|mariadb DATADIR PORT
 }
 
 gunicorn_cmd() {
-    echo env MAGNUM_BENCH_CONF="$REF_CONF:$RUN/magnum-bench.conf" PYTHONPATH="$WORK/pylib:$HERE" \
-        PYTHONWARNINGS=ignore "$REFPY" -m gunicorn --no-control-socket --workers 2 \
+    # HOME: no ~/.magnum/magnum.conf.d of the caller's; openkeel_interop: the noauth filter
+    echo env MAGNUM_BENCH_CONF="$RUN/magnum.conf" HOME="$RUN/magnum-home" \
+        PYTHONPATH="$WORK/pylib:$HERE:$ROOT/tests/python/interop" \
+        PYTHONWARNINGS=ignore "$PY" -m gunicorn --no-control-socket --workers 2 \
         --worker-class sync --timeout 300 --bind "127.0.0.1:$P_GUNICORN" magnum_wsgi:application
 }
 
 start_server() {  # start_server NAME -> sets SERVER_PIDS (comma list)
     local s=$1
+    # (the commands are words: unquoted on purpose)
+    # shellcheck disable=SC2046
     case $s in
-        # shellcheck disable=SC2046
         openkeel-sqlite) start_bg "$s" $(ok_cmd sqlite "$RUN/ok-sqlite" "$P_SQLITE") ;;
-        # shellcheck disable=SC2046
         openkeel-mariadb) start_bg "$s" $(ok_cmd mariadb "$RUN/ok-mariadb" "$P_MARIADB") ;;
-        # shellcheck disable=SC2046
         magnum-gunicorn) start_bg "$s" $(gunicorn_cmd) ;;
         magnum-rig) SERVER_PIDS=$(cat "$REF_HOME/magnum-api.pid"); return 0 ;;
     esac
@@ -224,11 +264,11 @@ check_same() {  # check_same SERVER... : same clusters, same bodies; saves check
 }
 
 sql_count() {  # sql_count SERVER : statements per list / show request -> sql-SERVER.json
-    local s=$1 tries=5 l w
-    [ "$s" = magnum-rig ] && tries=3
-    l=$("$REFPY" "$HERE/benchlib.py" sqlcount --socket "$DB_SOCK" --tries "$tries" "${LIB_H[@]}" \
+    local s=$1 tries=5 l w db=(--mysql "$OPENKEEL_TEST_MYSQL_URL")
+    if [ "$s" = magnum-rig ]; then tries=3 db=(--socket "$REF_SOCK"); fi
+    l=$("${LIB[@]}" sqlcount "${db[@]}" --tries "$tries" "${LIB_H[@]}" \
         --url "$(url_of "$s")$LIST_PATH")
-    w=$("$REFPY" "$HERE/benchlib.py" sqlcount --socket "$DB_SOCK" --tries 5 "${LIB_H[@]}" \
+    w=$("${LIB[@]}" sqlcount "${db[@]}" --tries 5 "${LIB_H[@]}" \
         --url "$(url_of "$s")$SHOW_PATH")
     printf '{"list": %s, "show": %s}\n' "$l" "$w" >"$OUT/sql-$s.json"
     log "SQL $s list: $l"
@@ -236,21 +276,27 @@ sql_count() {  # sql_count SERVER : statements per list / show request -> sql-SE
 }
 
 measure() {  # measure SERVER RUN : list + show under wrk
-    local s=$1 run=$2 base groups cp dp rp case d p wrk
+    local s=$1 run=$2 base groups cp='' dp='' rp='' case d p wrk
     start_server "$s"
     base=$(url_of "$s")
     curl -s -o /dev/null "${CURL_H[@]}" "$base$LIST_PATH"   # warm-up
     curl -s -o /dev/null "${CURL_H[@]}" "$base$SHOW_PATH"
-    # CPU (and memory) is accounted for the server, the rig's conductor, mariadbd, RabbitMQ
+    # CPU (and memory) is accounted for the server and mariadbd (the test MariaDB; the rig's
+    # for the rig), and for the rig's magnum-api also its conductor and RabbitMQ
     groups=(--label-pids "server=$SERVER_PIDS")
-    cp=$(cat "$REF_HOME/magnum-conductor.pid" 2>/dev/null || true)
-    [ -n "$cp" ] && groups+=(--label-pids "conductor=$cp")
-    dp=$(cat "$REF_HOME/mysqld/mariadbd.pid" 2>/dev/null || true)
+    if [ "$s" = magnum-rig ]; then
+        cp=$(cat "$REF_HOME/magnum-conductor.pid" 2>/dev/null || true)
+        [ -n "$cp" ] && groups+=(--label-pids "conductor=$cp")
+        dp=$(cat "$REF_HOME/mysqld/mariadbd.pid" 2>/dev/null || true)
+        rp=$(cat "$REF_HOME/rabbitmq/rabbitmq.pid" 2>/dev/null || true)
+        [ -n "$rp" ] && groups+=(--label-pids "rabbitmq=$rp")
+    else
+        dp=$(tr -dc '0-9' 2>/dev/null <"$TEST_MARIADB_PID_FILE" || true)
+    fi
     [ -n "$dp" ] && groups+=(--label-pids "mariadbd=$dp")
-    rp=$(cat "$REF_HOME/rabbitmq/rabbitmq.pid" 2>/dev/null || true)
-    [ -n "$rp" ] && groups+=(--label-pids "rabbitmq=$rp")
     for case in list show; do
         d=$DURATION wrk=("${WRK_BASE[@]}")
+        [ "$s/$case" = magnum-gunicorn/list ] && d=$MAGNUM_LIST_DURATION
         if [ "$s/$case" = magnum-rig/list ]; then
             # one process answering one request at a time (~9 s each with 1000 clusters): more
             # connections only queue, and werkzeug would go on computing every queued request
@@ -271,11 +317,19 @@ measure() {  # measure SERVER RUN : list + show under wrk
 # ------------------------------------------------------------------ 0. prerequisites
 
 command -v wrk >/dev/null || die "wrk missing: DEBIAN_FRONTEND=noninteractive apt-get install -y wrk"
-command -v mariadb >/dev/null || die "mariadb client missing"
-[ -x "$REFPY" ] || die "reference venv $REF_VENV missing (shared tools/magnum-ref setup.sh)"
-[ -S "$DB_SOCK" ] || die "rig MariaDB socket $DB_SOCK missing (tools/magnum-ref start.sh)"
-curl -sf -o /dev/null "$REF_URL/" || die "the rig's magnum-api does not answer at $REF_URL"
-mysql_root -e "SELECT 1" >/dev/null || die "cannot reach the rig's MariaDB as root over $DB_SOCK"
+[ -x "$MAGNUM_DB_MANAGE" ] || die "no magnum-db-manage in the test venv $OPENKEEL_TEST_VENV (magnum 23.0.0: tests/services/start.sh)"
+"$PY" -c 'import magnum, pymysql' 2>/dev/null || die "the test venv $OPENKEEL_TEST_VENV lacks magnum or PyMySQL"
+mdb "SELECT 1" || die "cannot reach the test MariaDB as ${DB_BASE%%@*}@… ($DB_BASE)"
+case $RIG in
+    0) ;;
+    1)
+        [ -x "$REFPY" ] || die "reference venv $REF_VENV missing (shared tools/magnum-ref setup.sh)"
+        [ -S "$REF_SOCK" ] || die "rig MariaDB socket $REF_SOCK missing (tools/magnum-ref start.sh)"
+        curl -sf -o /dev/null "$REF_URL/" || die "the rig's magnum-api does not answer at $REF_URL"
+        "$REFPY" -c "import pymysql; pymysql.connect(unix_socket='$REF_SOCK', user='root')" \
+            || die "cannot reach the rig's MariaDB as root over $REF_SOCK" ;;
+    *) die "BENCH_RIG=$RIG: 0 | 1" ;;
+esac
 for p in $P_SQLITE $P_MARIADB $P_GUNICORN; do
     if curl -s -o /dev/null "http://127.0.0.1:$p/"; then die "port $p is in use"; fi
 done
@@ -306,39 +360,90 @@ case $BUILD in
 esac
 [ -x "$BIN/openkeel" ] || die "no $BIN/openkeel"
 
-if ! PYTHONPATH="$WORK/pylib" "$REFPY" -c 'import gunicorn' 2>/dev/null; then
-    log "installing gunicorn into $WORK/pylib (scratch, not the rig's venv)"
-    "$REF_VENV/bin/pip" install -q --target "$WORK/pylib" gunicorn >"$OUT/pip.log" 2>&1 \
+if ! PYTHONPATH="$WORK/pylib" "$PY" -c 'import gunicorn' 2>/dev/null; then
+    # --no-deps: its one dependency, packaging, is in the venv (a copy in pylib would shadow it)
+    log "installing gunicorn into $WORK/pylib (scratch, not the test venv)"
+    "$OPENKEEL_TEST_VENV/bin/pip" install -q --no-deps --target "$WORK/pylib" \
+        -c "$ROOT/tests/python/requirements-constraints.txt" gunicorn >"$OUT/pip.log" 2>&1 \
         || die "pip install gunicorn failed: $OUT/pip.log"
 fi
 
 # ------------------------------------------------------------------ 2. databases + seed
 
-log "creating databases $OK_DB and $MB_DB in the rig's MariaDB server"
+log "creating databases $OK_DB and $MB_DB in the test MariaDB (${DB_BASE#*@})"
 DBS_CREATED=1
-mysql_root -e "DROP DATABASE IF EXISTS \`$OK_DB\`; CREATE DATABASE \`$OK_DB\`;
-  DROP DATABASE IF EXISTS \`$MB_DB\`; CREATE DATABASE \`$MB_DB\`;
-  CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
-  GRANT ALL PRIVILEGES ON \`$OK_DB\`.* TO '$DB_USER'@'127.0.0.1';
-  GRANT ALL PRIVILEGES ON \`$MB_DB\`.* TO '$DB_USER'@'127.0.0.1';"
+for db in "$OK_DB" "$MB_DB"; do
+    mdb "CREATE DATABASE \`$db\` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"
+done
 
 printf '[DEFAULT]\nperiodic_enable = false\n' >"$RUN/openkeel-sqlite.conf"
 printf '[DEFAULT]\nperiodic_enable = false\n\n[database]\nconnection = %s\n' "$OK_DB_URL" \
     >"$RUN/openkeel-mariadb.conf"
-printf '[database]\nconnection = %s\n' "$MB_DB_URL" >"$RUN/magnum-bench.conf"
+# magnum-api's configuration: its own database, noauth (api-paste.ini below), periodic tasks
+# and conductor never involved; a transport on the test RabbitMQ with an exchange and topic of
+# its own (magnum-api builds an RPC client per request, but a GET sends nothing)
+mkdir -p "$RUN/magnum-state" "$RUN/magnum-lock" "$RUN/magnum-home"
+{
+    printf '[DEFAULT]\nhost = %s\ndebug = False\nstate_path = %s\nperiodic_enable = false\n' \
+        "$TAG" "$RUN/magnum-state"
+    if [ -n "${OPENKEEL_TEST_RABBIT_URL:-}" ]; then
+        printf 'transport_url = %s\ncontrol_exchange = %s\n' \
+            "${OPENKEEL_TEST_RABBIT_URL/amqp:\/\//rabbit://}" "$TAG"
+    fi
+    printf '\n[api]\nhost = 127.0.0.1\nport = %s\napi_paste_config = %s\n' \
+        "$P_GUNICORN" "$RUN/magnum-api-paste.ini"
+    printf '\n[conductor]\ntopic = %s-conductor\n' "$TAG"
+    printf '\n[database]\nconnection = %s\n' "$MB_DB_URL"
+    printf '\n[certificates]\ncert_manager_type = x509keypair\n'
+    printf '\n[oslo_concurrency]\nlock_path = %s\n' "$RUN/magnum-lock"
+} >"$RUN/magnum.conf"
+# Magnum 23.0.0's api-paste.ini (etc/magnum/api-paste.ini) with the interop tests' noauth
+# filter where authtoken stands; requests carrying identity headers (all of ours) pass
+# through it untouched, as through the rig's noauth filter.
+cat >"$RUN/magnum-api-paste.ini" <<'PASTE'
+[composite:main]
+paste.composite_factory = magnum.api:root_app_factory
+/: api
+
+[pipeline:api]
+pipeline = cors http_proxy_to_wsgi request_id osprofiler noauth api_v1
+
+[app:api_v1]
+paste.app_factory = magnum.api.app:app_factory
+
+[filter:osprofiler]
+paste.filter_factory = magnum.common.profiler:WsgiMiddleware.factory
+
+[filter:request_id]
+paste.filter_factory = oslo_middleware:RequestId.factory
+
+[filter:cors]
+paste.filter_factory = oslo_middleware.cors:filter_factory
+oslo_config_project = magnum
+
+[filter:http_proxy_to_wsgi]
+paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
+oslo_config_project = magnum
+
+[filter:noauth]
+paste.filter_factory = openkeel_interop.noauth:filter_factory
+user_id = noauth-admin
+project_id = noauth-project
+roles = admin,member,reader
+PASTE
 mkdir -p "$RUN/ok-sqlite" "$RUN/ok-mariadb"
 "$BIN/openkeel-db-manage" --database-url "$OK_DB_URL" upgrade >"$OUT/db-manage.log" 2>&1 \
     || die "openkeel-db-manage upgrade failed: $OUT/db-manage.log"
 "$BIN/openkeel-db-manage" --database-url "sqlite:///$RUN/ok-sqlite/openkeel.sqlite" upgrade \
     >>"$OUT/db-manage.log" 2>&1 || die "SQLite schema: $OUT/db-manage.log"
-"$REF_VENV/bin/magnum-db-manage" --config-file "$REF_CONF" --config-file "$RUN/magnum-bench.conf" \
-    upgrade >>"$OUT/db-manage.log" 2>&1 || die "magnum-db-manage upgrade failed: $OUT/db-manage.log"
+HOME="$RUN/magnum-home" "$MAGNUM_DB_MANAGE" --config-file "$RUN/magnum.conf" upgrade \
+    >>"$OUT/db-manage.log" 2>&1 || die "magnum-db-manage upgrade failed: $OUT/db-manage.log"
 
 SEED_ARGS=(-n "$N" --project "$PROJECT" --seed "$SEED" --timestamp "$STAMP")
 log "seeding $N clusters (+2 nodegroups each) into SQLite, $OK_DB and $MB_DB"
-SHOW_UUID=$($PY "$HERE/seed.py" --sqlite "$RUN/ok-sqlite/openkeel.sqlite" "${SEED_ARGS[@]}")
-"$REFPY" "$HERE/seed.py" --mysql "$OK_DB_URL" "${SEED_ARGS[@]}" >/dev/null
-"$REFPY" "$HERE/seed.py" --mysql "$MB_DB_URL" "${SEED_ARGS[@]}" >/dev/null
+SHOW_UUID=$("$PY" "$HERE/seed.py" --sqlite "$RUN/ok-sqlite/openkeel.sqlite" "${SEED_ARGS[@]}")
+"$PY" "$HERE/seed.py" --mysql "$OK_DB_URL" "${SEED_ARGS[@]}" >/dev/null
+"$PY" "$HERE/seed.py" --mysql "$MB_DB_URL" "${SEED_ARGS[@]}" >/dev/null
 LIST_PATH=/v1/clusters/detail
 SHOW_PATH=/v1/clusters/$SHOW_UUID
 
@@ -395,10 +500,12 @@ fi
 
 BENCH_META_RUN_ID=$RUN_ID BENCH_META_COMMIT=$COMMIT BENCH_META_N=$N BENCH_META_RUNS=$RUNS \
 BENCH_META_DURATION=$DURATION BENCH_META_RIG_DURATION=$RIG_LIST_DURATION \
+BENCH_META_MAGNUM_LIST_DURATION=$MAGNUM_LIST_DURATION \
 BENCH_META_WRK="${WRK_BASE[*]} -d <duration>" BENCH_META_WRK_RIG="${WRK_RIG_LIST[*]} -d <duration>" \
-BENCH_META_SOCK=$DB_SOCK BENCH_META_REFPY=$REFPY BENCH_META_PYLIB=$WORK/pylib \
+BENCH_META_MYSQL_URL=$OPENKEEL_TEST_MYSQL_URL BENCH_META_VENV=$OPENKEEL_TEST_VENV \
+BENCH_META_RIG=$RIG BENCH_META_REF_SOCK=$REF_SOCK BENCH_META_PYLIB=$WORK/pylib \
 BENCH_META_SHOW=$SHOW_PATH \
-    $PY - "$OUT" "${HDRS[@]}" <<'EOF'
+    "$PY" - "$OUT" "${HDRS[@]}" <<'EOF'
 import glob, json, os, platform, subprocess, sys
 out, headers = sys.argv[1], sys.argv[2:]
 E = os.environ
@@ -409,7 +516,19 @@ def load(path):
         return json.load(f)
 def name(path, prefix, suffix):
     return os.path.basename(path)[len(prefix):-len(suffix)]
-refpy, sock = E["BENCH_META_REFPY"], E["BENCH_META_SOCK"]
+import urllib.parse
+import pymysql
+py = os.path.join(E["BENCH_META_VENV"], "bin", "python")
+def mariadb_version(**kw):
+    try:
+        cur = pymysql.connect(**kw).cursor()
+        cur.execute("SELECT VERSION()")
+        return cur.fetchone()[0]
+    except Exception as e:
+        return "? (%s)" % e
+u = urllib.parse.urlparse(E["BENCH_META_MYSQL_URL"])
+test_mariadb = mariadb_version(host=u.hostname, port=u.port or 3306, user=u.username,
+                               password=urllib.parse.unquote(u.password or ""))
 startup = {name(p, "startup-", ".json"): load(p) for p in glob.glob(out + "/startup-*.json")}
 startup["openkeel-sqlite-fresh-datadir"] = [
     json.loads(l) for l in open(out + "/startup-openkeel-sqlite-fresh.jsonl") if l.strip()]
@@ -421,6 +540,7 @@ meta = {
     "run_id": E["BENCH_META_RUN_ID"], "commit": E["BENCH_META_COMMIT"],
     "clusters": int(E["BENCH_META_N"]), "runs": int(E["BENCH_META_RUNS"]),
     "duration": E["BENCH_META_DURATION"], "rig_list_duration": E["BENCH_META_RIG_DURATION"],
+    "magnum_list_duration": E["BENCH_META_MAGNUM_LIST_DURATION"],
     "wrk": E["BENCH_META_WRK"], "wrk_rig_list": E["BENCH_META_WRK_RIG"], "headers": headers,
     "show_path": E["BENCH_META_SHOW"],
     "machine": {
@@ -432,16 +552,20 @@ meta = {
     },
     "versions": {
         "wrk": sh("wrk -v 2>&1 | head -1"),
-        "mariadb": sh("mariadb --socket=%s -uroot -N -B -e 'SELECT VERSION()'" % sock),
-        "python (magnum venv)": sh("%s -c 'import sys; print(sys.version.split()[0])'" % refpy),
-        "magnum": sh("%s -c 'import magnum; print(magnum.__version__)' 2>/dev/null" % refpy),
-        "gunicorn": sh("PYTHONPATH=%s %s -m gunicorn --version" % (E["BENCH_META_PYLIB"], refpy)),
+        "mariadb (test services, %s:%s)" % (u.hostname, u.port): test_mariadb,
+        "magnum venv": E["BENCH_META_VENV"],
+        "python (magnum venv)": sh("%s -c 'import sys; print(sys.version.split()[0])'" % py),
+        "magnum": sh("%s -c 'import magnum; print(magnum.__version__)' 2>/dev/null" % py),
+        "gunicorn": sh("PYTHONPATH=%s %s -m gunicorn --version" % (E["BENCH_META_PYLIB"], py)),
         "rustc": sh("rustc --version"),
     },
     "startup": startup,
     "checks": checks,
     "sql_per_request": {name(p, "sql-", ".json"): load(p) for p in glob.glob(out + "/sql-*.json")},
 }
+if E["BENCH_META_RIG"] == "1":
+    meta["versions"]["mariadb (rig)"] = mariadb_version(unix_socket=E["BENCH_META_REF_SOCK"],
+                                                        user="root")
 with open(os.path.join(out, "meta.json"), "w") as f:
     json.dump(meta, f, indent=1)
 EOF
