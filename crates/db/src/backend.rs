@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{NaiveDateTime, Timelike};
+use rusqlite::types::ValueRef;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions, MySqlRow};
 use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
@@ -62,6 +63,9 @@ pub struct Database {
     /// How long a checkout may wait in all (`pool_timeout`); MySQL checkouts are tried in
     /// slices of at most [`ACQUIRE_SLICE`] within it.
     acquire_timeout: Duration,
+    /// SQLite file: the connections reads run on, on the caller's thread
+    /// ([`crate::reader`]); `None` for MySQL and in-memory SQLite.
+    readers: Option<Arc<crate::reader::Readers>>,
 }
 
 /// A MySQL checkout is tried for at most this long at a time, again and again until
@@ -122,6 +126,7 @@ impl Database {
                 Some(format!("SET SESSION sql_mode = '{mode}'"))
             }
         };
+        let mut readers = None;
         let pool = if sqlx_url.starts_with("mysql:") {
             let opts = MySqlConnectOptions::from_str(&sqlx_url)?
                 .pipes_as_concat(false)
@@ -149,6 +154,13 @@ impl Database {
                 .foreign_keys(false);
             let in_memory =
                 sqlx_url == crate::url::SQLITE_MEMORY || sqlx_url.contains("mode=memory");
+            if !in_memory {
+                readers = Some(Arc::new(crate::reader::Readers::new(
+                    opts.get_filename().to_path_buf(),
+                    Duration::from_secs(30),
+                    SQLITE_CACHE_SIZE_KIB,
+                )));
+            }
             let pool = if in_memory {
                 SqlitePoolOptions::new()
                     .max_connections(1)
@@ -177,6 +189,7 @@ impl Database {
         };
         let mut db = Database::from_pool(pool);
         db.acquire_timeout = options.acquire_timeout;
+        db.readers = readers;
         Ok(db)
     }
 
@@ -186,6 +199,7 @@ impl Database {
             pool,
             statements: Arc::new(AtomicU64::new(0)),
             acquire_timeout: ConnectOptions::default().acquire_timeout,
+            readers: None,
         }
     }
 
@@ -249,10 +263,30 @@ impl Database {
         })
     }
 
+    /// A connection for reads only: on a SQLite file one of [`crate::reader`]'s, stepped on
+    /// the caller's thread; otherwise a pooled one, as [`Database::acquire`].
+    pub(crate) async fn acquire_read(&self) -> Result<Pooled, DbError> {
+        match &self.readers {
+            Some(readers) => Ok(Pooled {
+                inner: PooledInner::Reader(readers.get()?),
+                statements: self.statements.clone(),
+            }),
+            None => self.acquire().await,
+        }
+    }
+
     /// Begin a read transaction: one consistent snapshot for several reads (InnoDB's
     /// REPEATABLE READ view; a deferred `BEGIN` on SQLite, which takes no write lock).
     pub(crate) async fn begin_read(&self) -> Result<Tx, DbError> {
         self.statements.fetch_add(1, Ordering::Relaxed);
+        if let Some(readers) = &self.readers {
+            let mut r = readers.get()?;
+            crate::reader::begin(r.conn()?)?;
+            return Ok(Tx {
+                inner: TxInner::Reader(r),
+                statements: self.statements.clone(),
+            });
+        }
         let inner = match &self.pool {
             Pool::MySql(p) => TxInner::MySql(self.in_slices(|| p.begin()).await?),
             Pool::Sqlite(p) => TxInner::Sqlite(p.begin_with("BEGIN").await?),
@@ -287,6 +321,7 @@ pub(crate) struct Pooled {
 enum PooledInner {
     MySql(PoolConnection<MySql>),
     Sqlite(PoolConnection<Sqlite>),
+    Reader(crate::reader::Reader),
 }
 
 impl Pooled {
@@ -296,6 +331,7 @@ impl Pooled {
         match self.inner {
             PooledInner::MySql(c) => drop(c.detach()),
             PooledInner::Sqlite(c) => drop(c.detach()),
+            PooledInner::Reader(r) => drop(r),
         }
     }
 
@@ -308,7 +344,7 @@ impl Pooled {
                 conn: c.detach(),
                 statements: self.statements,
             }),
-            PooledInner::Sqlite(_) => None,
+            PooledInner::Sqlite(_) | PooledInner::Reader(_) => None,
         }
     }
 
@@ -316,6 +352,7 @@ impl Pooled {
         let kind = match &mut self.inner {
             PooledInner::MySql(c) => ConnKind::MySql(c),
             PooledInner::Sqlite(c) => ConnKind::Sqlite(c),
+            PooledInner::Reader(r) => ConnKind::from_reader(r),
         };
         Conn {
             kind,
@@ -333,6 +370,8 @@ pub(crate) struct Tx {
 enum TxInner {
     MySql(sqlx::Transaction<'static, MySql>),
     Sqlite(sqlx::Transaction<'static, Sqlite>),
+    /// A read transaction of a SQLite file ([`Database::begin_read`]).
+    Reader(crate::reader::Reader),
 }
 
 impl Tx {
@@ -340,6 +379,7 @@ impl Tx {
         let kind = match &mut self.inner {
             TxInner::MySql(t) => ConnKind::MySql(t),
             TxInner::Sqlite(t) => ConnKind::Sqlite(t),
+            TxInner::Reader(r) => ConnKind::from_reader(r),
         };
         Conn {
             kind,
@@ -352,6 +392,7 @@ impl Tx {
         match self.inner {
             TxInner::MySql(t) => t.commit().await?,
             TxInner::Sqlite(t) => t.commit().await?,
+            TxInner::Reader(mut r) => crate::reader::commit(r.conn()?)?,
         }
         Ok(())
     }
@@ -361,6 +402,7 @@ impl Tx {
         match self.inner {
             TxInner::MySql(t) => t.rollback().await?,
             TxInner::Sqlite(t) => t.rollback().await?,
+            TxInner::Reader(mut r) => crate::reader::rollback(r.conn()?)?,
         }
         Ok(())
     }
@@ -478,6 +520,15 @@ pub(crate) struct Conn<'a> {
 enum ConnKind<'a> {
     MySql(&'a mut MySqlConnection),
     Sqlite(&'a mut SqliteConnection),
+    /// A read connection of a SQLite file ([`crate::reader`]), or the error of a reader
+    /// already given back (not reachable: a `Reader` holds its connection until dropped).
+    Reader(Result<&'a mut rusqlite::Connection, String>),
+}
+
+impl<'a> ConnKind<'a> {
+    fn from_reader(r: &'a mut crate::reader::Reader) -> Self {
+        ConnKind::Reader(r.conn().map_err(|e| e.to_string()))
+    }
 }
 
 macro_rules! bind_all {
@@ -500,11 +551,15 @@ impl Conn<'_> {
     pub(crate) fn backend(&self) -> Backend {
         match self.kind {
             ConnKind::MySql(_) => Backend::MySql,
-            ConnKind::Sqlite(_) => Backend::Sqlite,
+            ConnKind::Sqlite(_) | ConnKind::Reader(_) => Backend::Sqlite,
         }
     }
 
-    pub(crate) async fn fetch_all(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Row>, DbError> {
+    pub(crate) async fn fetch_all(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Vec<Row<'static>>, DbError> {
         tracing::trace!(sql, "fetch");
         self.statements.fetch_add(1, Ordering::Relaxed);
         Ok(match &mut self.kind {
@@ -526,6 +581,10 @@ impl Conn<'_> {
                     .map(Row::Sqlite)
                     .collect()
             }
+            ConnKind::Reader(c) => crate::reader::all_rows(lite(c)?, sql, args)?
+                .into_iter()
+                .map(Row::Owned)
+                .collect(),
         })
     }
 
@@ -562,6 +621,10 @@ impl Conn<'_> {
                     out.push(f(&Row::Sqlite(r))?);
                 }
             }
+            ConnKind::Reader(c) => crate::reader::for_each_row(lite(c)?, sql, args, |r| {
+                out.push(f(&Row::Lite(r))?);
+                Ok(())
+            })?,
         }
         Ok(out)
     }
@@ -597,6 +660,9 @@ impl Conn<'_> {
                     f(&Row::Sqlite(r))?;
                 }
             }
+            ConnKind::Reader(c) => {
+                crate::reader::for_each_row(lite(c)?, sql, args, |r| f(&Row::Lite(r)))?
+            }
         }
         Ok(())
     }
@@ -621,6 +687,7 @@ impl Conn<'_> {
                     .await?;
                 (r.rows_affected(), r.last_insert_rowid())
             }
+            ConnKind::Reader(c) => crate::reader::execute(lite(c)?, sql, args)?,
         })
     }
 
@@ -635,45 +702,186 @@ impl Conn<'_> {
             ConnKind::Sqlite(c) => {
                 (&mut **c).execute(AssertSqlSafe(sql.to_string())).await?;
             }
+            ConnKind::Reader(c) => crate::reader::execute_batch(lite(c)?, sql)?,
         }
         Ok(())
     }
 }
 
-/// A result row of either backend.
-pub(crate) enum Row {
+fn lite<'c>(
+    c: &'c Result<&mut rusqlite::Connection, String>,
+) -> Result<&'c rusqlite::Connection, DbError> {
+    match c {
+        Ok(c) => Ok(c),
+        Err(e) => Err(DbError::SchemaState(e.clone())),
+    }
+}
+
+/// A result row of either backend: sqlx's, or one of a SQLite read connection
+/// ([`crate::reader`]) borrowed from SQLite while its statement stands on it.
+pub(crate) enum Row<'r> {
     MySql(MySqlRow),
     Sqlite(SqliteRow),
+    Lite(crate::reader::LiteRow<'r>),
+    Owned(crate::reader::OwnedRow),
 }
 
 macro_rules! get {
-    ($self:ident, $ty:ty, $col:expr) => {
+    ($self:ident, $ty:ty, $col:expr, $lite:expr) => {
         match $self {
             Row::MySql(r) => r.try_get::<$ty, _>($col),
             Row::Sqlite(r) => r.try_get::<$ty, _>($col),
+            Row::Lite(r) => $lite(lite_value(r, $col)?),
+            Row::Owned(r) => $lite(lite_value(&r.as_lite(), $col)?),
         }
     };
 }
 
-impl Row {
+/// A column of a read connection's row, by index or name, as sqlx would look it up.
+trait LiteIndex: std::fmt::Display + Copy {
+    fn find(self, row: &crate::reader::LiteRow<'_>) -> Option<usize>;
+}
+
+impl LiteIndex for usize {
+    fn find(self, _row: &crate::reader::LiteRow<'_>) -> Option<usize> {
+        Some(self)
+    }
+}
+
+impl LiteIndex for &str {
+    fn find(self, row: &crate::reader::LiteRow<'_>) -> Option<usize> {
+        row.index(self)
+    }
+}
+
+fn lite_value<'r>(
+    row: &crate::reader::LiteRow<'r>,
+    col: impl LiteIndex,
+) -> Result<(String, ValueRef<'r>), sqlx::Error> {
+    col.find(row)
+        .and_then(|i| row.value(i))
+        .map(|v| (col.to_string(), v))
+        .ok_or_else(|| sqlx::Error::ColumnNotFound(col.to_string()))
+}
+
+fn lite_mismatch(col: String, want: &str, got: &ValueRef<'_>) -> sqlx::Error {
+    sqlx::Error::ColumnDecode {
+        index: col,
+        source: format!(
+            "mismatched types; Rust type `{want}` is not compatible with SQLite type `{:?}`",
+            got.data_type()
+        )
+        .into(),
+    }
+}
+
+fn lite_i64((col, v): (String, ValueRef<'_>)) -> Result<Option<i64>, sqlx::Error> {
+    match v {
+        ValueRef::Null => Ok(None),
+        ValueRef::Integer(i) => Ok(Some(i)),
+        other => Err(lite_mismatch(col, "i64", &other)),
+    }
+}
+
+fn lite_i32(cv: (String, ValueRef<'_>)) -> Result<Option<i32>, sqlx::Error> {
+    let col = cv.0.clone();
+    lite_i64(cv)?
+        .map(|i| {
+            i32::try_from(i).map_err(|e| sqlx::Error::ColumnDecode {
+                index: col,
+                source: e.into(),
+            })
+        })
+        .transpose()
+}
+
+fn lite_bool(cv: (String, ValueRef<'_>)) -> Result<Option<bool>, sqlx::Error> {
+    Ok(lite_i64(cv)?.map(|i| i != 0))
+}
+
+fn lite_str<'v>((col, v): (String, ValueRef<'v>)) -> Result<Option<&'v str>, sqlx::Error> {
+    match v {
+        ValueRef::Null => Ok(None),
+        ValueRef::Text(t) => {
+            std::str::from_utf8(t)
+                .map(Some)
+                .map_err(|e| sqlx::Error::ColumnDecode {
+                    index: col,
+                    source: e.into(),
+                })
+        }
+        other => Err(lite_mismatch(col, "String", &other)),
+    }
+}
+
+fn lite_string(cv: (String, ValueRef<'_>)) -> Result<Option<String>, sqlx::Error> {
+    Ok(lite_str(cv)?.map(str::to_owned))
+}
+
+fn lite_datetime(cv: (String, ValueRef<'_>)) -> Result<Option<NaiveDateTime>, sqlx::Error> {
+    let col = cv.0.clone();
+    if let ValueRef::Integer(secs) = cv.1 {
+        return Ok(chrono::DateTime::from_timestamp(secs, 0).map(|d| d.naive_utc()));
+    }
+    let Some(t) = lite_str(cv)? else {
+        return Ok(None);
+    };
+    parse_sqlite_datetime(t)
+        .or_else(|| parse_sqlite_datetime_slowly(t))
+        .map(Some)
+        .ok_or_else(|| sqlx::Error::ColumnDecode {
+            index: col,
+            source: format!("not a datetime: {t:?}").into(),
+        })
+}
+
+/// The other texts sqlx's SQLite decoder takes for a datetime: RFC 3339, then its formats in
+/// its order; an offset is dropped, keeping the wall time (its `naive_local`).
+fn parse_sqlite_datetime_slowly(t: &str) -> Option<NaiveDateTime> {
+    const FORMATS: [&str; 12] = [
+        "%F %T%.f",
+        "%F %R",
+        "%F %RZ",
+        "%F %R%:z",
+        "%F %T%.fZ",
+        "%F %T%.f%:z",
+        "%FT%R",
+        "%FT%RZ",
+        "%FT%R%:z",
+        "%FT%T%.f",
+        "%FT%T%.fZ",
+        "%FT%T%.f%:z",
+    ];
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Some(dt.naive_local());
+    }
+    FORMATS.iter().find_map(|f| {
+        chrono::DateTime::parse_from_str(t, f)
+            .map(|dt| dt.naive_local())
+            .ok()
+            .or_else(|| NaiveDateTime::parse_from_str(t, f).ok())
+    })
+}
+
+impl Row<'_> {
     pub(crate) fn opt_i32(&self, col: &str) -> Result<Option<i32>, sqlx::Error> {
-        get!(self, Option<i32>, col)
+        get!(self, Option<i32>, col, lite_i32)
     }
 
     pub(crate) fn opt_i64_at(&self, idx: usize) -> Result<Option<i64>, sqlx::Error> {
-        get!(self, Option<i64>, idx)
+        get!(self, Option<i64>, idx, lite_i64)
     }
 
     pub(crate) fn opt_string(&self, col: &str) -> Result<Option<String>, sqlx::Error> {
-        get!(self, Option<String>, col)
+        get!(self, Option<String>, col, lite_string)
     }
 
     pub(crate) fn opt_string_at(&self, idx: usize) -> Result<Option<String>, sqlx::Error> {
-        get!(self, Option<String>, idx)
+        get!(self, Option<String>, idx, lite_string)
     }
 
     pub(crate) fn opt_bool(&self, col: &str) -> Result<Option<bool>, sqlx::Error> {
-        get!(self, Option<bool>, col)
+        get!(self, Option<bool>, col, lite_bool)
     }
 
     pub(crate) fn opt_datetime(&self, col: &str) -> Result<Option<NaiveDateTime>, sqlx::Error> {
@@ -694,6 +902,8 @@ impl Row {
                 }
                 r.try_get::<Option<NaiveDateTime>, _>(col)
             }
+            Row::Lite(r) => lite_datetime(lite_value(r, col)?),
+            Row::Owned(r) => lite_datetime(lite_value(&r.as_lite(), col)?),
         }
     }
 }

@@ -278,7 +278,7 @@ pub async fn get_with_relations(
     let mut several = false;
     let mut template: Result<Option<ClusterTemplate>, DbError> = Ok(None);
     let mut nodegroups: Result<Vec<NodeGroup>, DbError> = Ok(Vec::new());
-    let mut c = db.acquire().await?;
+    let mut c = db.acquire_read().await?;
     c.conn()
         .fetch_each(&sql, &args, |row| {
             match &cluster {

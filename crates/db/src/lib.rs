@@ -26,6 +26,7 @@ pub mod magnum_service;
 pub mod manage;
 pub mod nodegroup;
 pub mod quota;
+mod reader;
 mod record;
 mod rows;
 mod scope;

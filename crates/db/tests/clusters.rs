@@ -982,6 +982,63 @@ async fn read_page_streams_the_page_with_summaries_and_template_labels() {
     });
 }
 
+/// A page that is read only in part (its reader dropped, as when the client goes away in the
+/// middle of a list) ends its read transaction: the next list and show see what was written
+/// since, on every backend. (On a SQLite file the reads run on connections kept for reuse; a
+/// connection given back with its transaction open would keep its old snapshot.)
+#[tokio::test]
+async fn a_page_read_only_in_part_leaves_no_old_snapshot_behind() {
+    on_every_backend!(|db, backend| {
+        let scope = Scope::project("p1");
+        let all = || Page::all();
+        for i in 0..3 {
+            cluster::create(db, &cl(&format!("c{i}"), "p1"))
+                .await
+                .unwrap();
+        }
+        for round in 0..6 {
+            // Several pages begun and dropped at once: each takes a connection of its own
+            // (SQLite in memory has only one).
+            let mut open = Vec::new();
+            for _ in 0..if backend == "sqlite" { 1 } else { 3 } {
+                let reader = cluster::read_page(db, &scope, &ClusterFilters::default(), &all())
+                    .await
+                    .unwrap();
+                assert_eq!(reader.len(), 3 + round, "{backend}");
+                open.push(reader);
+            }
+            drop(open);
+            let new = cluster::create(db, &cl(&format!("new{round}"), "p1"))
+                .await
+                .unwrap();
+            let uuid = new.uuid.clone().unwrap();
+            let shown = cluster::get_with_relations(db, &scope, &uuid)
+                .await
+                .unwrap();
+            assert_eq!(
+                shown.cluster.uuid.as_deref(),
+                Some(uuid.as_str()),
+                "{backend}"
+            );
+            let reader = cluster::read_page(db, &scope, &ClusterFilters::default(), &all())
+                .await
+                .unwrap();
+            let mut seen = Vec::new();
+            reader
+                .for_each(|c, _, _| {
+                    seen.push(c.uuid.unwrap_or_default());
+                    Ok(())
+                })
+                .await
+                .unwrap();
+            assert!(
+                seen.contains(&uuid),
+                "{backend}: round {round} saw {seen:?}"
+            );
+        }
+    });
+}
+
 #[tokio::test]
 async fn clusters_are_counted_by_status_in_every_project() {
     on_every_backend!(|db, _backend| {

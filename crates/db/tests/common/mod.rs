@@ -1,5 +1,7 @@
-//! Shared helpers: every test body runs on SQLite (always) and MariaDB (when
-//! `OPENKEEL_TEST_MYSQL_URL` is set; required in CI).
+//! Shared helpers: every test body runs on SQLite in memory and in a file (always) and
+//! MariaDB (when `OPENKEEL_TEST_MYSQL_URL` is set; required in CI). A SQLite file is read
+//! through the read connections of `openkeel_db`'s `reader` module, stepped on the caller's
+//! thread; SQLite in memory only through sqlx's pool.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,15 +13,28 @@ pub struct TestDb {
     pub db: Database,
     pub name: &'static str,
     pub guard: Option<MysqlDatabase>,
+    pub dir: Option<tempfile::TempDir>,
 }
 
-/// Empty databases (no schema): SQLite in memory, plus a fresh MariaDB database when available.
+/// Empty databases (no schema): SQLite in memory and in a file, plus a fresh MariaDB database
+/// when available.
 pub async fn empty_backends() -> Vec<TestDb> {
-    let mut out = vec![TestDb {
-        db: Database::in_memory().await.expect("sqlite in memory"),
-        name: "sqlite",
-        guard: None,
-    }];
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let url = format!("sqlite:///{}", dir.path().join("magnum.db").display());
+    let mut out = vec![
+        TestDb {
+            db: Database::in_memory().await.expect("sqlite in memory"),
+            name: "sqlite",
+            guard: None,
+            dir: None,
+        },
+        TestDb {
+            db: Database::connect(&url).await.expect("sqlite file"),
+            name: "sqlite-file",
+            guard: None,
+            dir: Some(dir),
+        },
+    ];
     if let Some(guard) = openkeel_tests::fresh_mysql_database().await {
         let db = Database::connect(guard.url())
             .await
@@ -28,6 +43,7 @@ pub async fn empty_backends() -> Vec<TestDb> {
             db,
             name: "mariadb",
             guard: Some(guard),
+            dir: None,
         });
     }
     out
