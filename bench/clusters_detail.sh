@@ -15,6 +15,8 @@
 #                     none: use $OPENKEEL_BIN_DIR as it is                                 [head]
 #   OPENKEEL_BIN_DIR  with BENCH_BUILD=none: the directory of `openkeel` and `openkeel-db-manage`
 #   BENCH_COMMIT      with BENCH_BUILD=none: what to record as the commit measured      [unknown]
+#   BENCH_MAGNUM_PYTHON  the Python of magnum-api's venv ($BENCH_WORK/magnum-venv, made on
+#                     first use and when the pins change)                       [/usr/bin/python3]
 #   BENCH_CLUSTERS    clusters to seed                                                     [1000]
 #   BENCH_RUNS        repetitions of every case (servers restarted each time)              [2]
 #   BENCH_DURATION    wrk duration of each case                                            [20s]
@@ -36,17 +38,17 @@
 #   Phase A, on the test services only:
 #   * OpenKeel all-in-one (`openkeel`, [DEFAULT] periodic_enable = false) on SQLite in a data
 #     directory, and on a fresh database `openkeel_bench_<pid>` of the test MariaDB;
-#   * Magnum's WSGI app `magnum.wsgi.api:application` (bench/magnum_wsgi.py) from the test venv
-#     ($OPENKEEL_TEST_VENV, magnum 23.0.0) under gunicorn, 2 sync workers (as a uWSGI
+#   * Magnum's WSGI app `magnum.wsgi.api:application` (bench/magnum_wsgi.py) from a venv of its
+#     own ($BENCH_WORK/magnum-venv: magnum 23.0.0 with the tests' pins, gunicorn) made with the
+#     distribution's Python (BENCH_MAGNUM_PYTHON, /usr/bin/python3), as packaged deployments
+#     run it, under gunicorn, 2 sync workers (as a uWSGI
 #     deployment with 2 processes: it reads the database itself, MagnumObject.indirection_api
 #     unset, no magnum-conductor involved in a GET), with a magnum.conf written here:
 #     [database] a fresh `magnum_bench_<pid>` in the same MariaDB server, migrated by the real
 #     `magnum-db-manage upgrade`; the test RabbitMQ as transport (an exchange of its own;
 #     nothing is sent for a GET); Magnum 23.0.0's paste pipeline with the interop tests' noauth
 #     filter (tests/python/interop/openkeel_interop/noauth.py) where keystonemiddleware's
-#     authtoken stands; oslo.policy defaults. gunicorn (the version pinned in
-#     tests/python/requirements-constraints.txt) is pip-installed into $BENCH_WORK/pylib if
-#     the venv lacks it, not into the venv.
+#     authtoken stands; oslo.policy defaults.
 #   Both bench databases are created as the test MariaDB's user (OPENKEEL_TEST_MYSQL_URL) and
 #   dropped on exit. mariadbd's CPU and the SQL statement counts (global status counters) are
 #   only exact when nothing else uses the test MariaDB meanwhile (e.g. cargo test).
@@ -96,7 +98,6 @@ pushd "$ROOT" >/dev/null
 test_services
 popd >/dev/null
 PY=$OPENKEEL_TEST_VENV/bin/python     # the test venv's: magnum 23.0.0, PyMySQL
-MAGNUM_DB_MANAGE=$OPENKEEL_TEST_VENV/bin/magnum-db-manage
 TEST_MARIADB_PID_FILE=$OPENKEEL_TEST_HOME/pids/mariadbd.pid
 
 PROJECT=bench-project
@@ -228,8 +229,8 @@ ok_cmd() {  # ok_cmd sqlite|mariadb DATADIR PORT
 gunicorn_cmd() {
     # HOME: no ~/.magnum/magnum.conf.d of the caller's; openkeel_interop: the noauth filter
     echo env MAGNUM_BENCH_CONF="$RUN/magnum.conf" HOME="$RUN/magnum-home" \
-        PYTHONPATH="$WORK/pylib:$HERE:$ROOT/tests/python/interop" \
-        PYTHONWARNINGS=ignore "$PY" -m gunicorn --no-control-socket --workers 2 \
+        PYTHONPATH="$HERE:$ROOT/tests/python/interop" \
+        PYTHONWARNINGS=ignore "$MAGNUM_VENV/bin/python" -m gunicorn --no-control-socket --workers 2 \
         --worker-class sync --timeout 300 --bind "127.0.0.1:$P_GUNICORN" magnum_wsgi:application
 }
 
@@ -317,8 +318,7 @@ measure() {  # measure SERVER RUN : list + show under wrk
 # ------------------------------------------------------------------ 0. prerequisites
 
 command -v wrk >/dev/null || die "wrk missing: DEBIAN_FRONTEND=noninteractive apt-get install -y wrk"
-[ -x "$MAGNUM_DB_MANAGE" ] || die "no magnum-db-manage in the test venv $OPENKEEL_TEST_VENV (magnum 23.0.0: tests/services/start.sh)"
-"$PY" -c 'import magnum, pymysql' 2>/dev/null || die "the test venv $OPENKEEL_TEST_VENV lacks magnum or PyMySQL"
+"$PY" -c 'import pymysql' 2>/dev/null || die "the test venv $OPENKEEL_TEST_VENV lacks PyMySQL"
 mdb "SELECT 1" || die "cannot reach the test MariaDB as ${DB_BASE%%@*}@… ($DB_BASE)"
 case $RIG in
     0) ;;
@@ -360,13 +360,9 @@ case $BUILD in
 esac
 [ -x "$BIN/openkeel" ] || die "no $BIN/openkeel"
 
-if ! PYTHONPATH="$WORK/pylib" "$PY" -c 'import gunicorn' 2>/dev/null; then
-    # --no-deps: its one dependency, packaging, is in the venv (a copy in pylib would shadow it)
-    log "installing gunicorn into $WORK/pylib (scratch, not the test venv)"
-    "$OPENKEEL_TEST_VENV/bin/pip" install -q --no-deps --target "$WORK/pylib" \
-        -c "$ROOT/tests/python/requirements-constraints.txt" gunicorn >"$OUT/pip.log" 2>&1 \
-        || die "pip install gunicorn failed: $OUT/pip.log"
-fi
+# magnum-api's venv (bench/lib.sh magnum_venv)
+magnum_venv "$WORK" "$OUT/pip.log" || die "no venv for magnum-api"
+MAGNUM_DB_MANAGE=$MAGNUM_VENV/bin/magnum-db-manage
 
 # ------------------------------------------------------------------ 2. databases + seed
 
@@ -502,8 +498,8 @@ BENCH_META_RUN_ID=$RUN_ID BENCH_META_COMMIT=$COMMIT BENCH_META_N=$N BENCH_META_R
 BENCH_META_DURATION=$DURATION BENCH_META_RIG_DURATION=$RIG_LIST_DURATION \
 BENCH_META_MAGNUM_LIST_DURATION=$MAGNUM_LIST_DURATION \
 BENCH_META_WRK="${WRK_BASE[*]} -d <duration>" BENCH_META_WRK_RIG="${WRK_RIG_LIST[*]} -d <duration>" \
-BENCH_META_MYSQL_URL=$OPENKEEL_TEST_MYSQL_URL BENCH_META_VENV=$OPENKEEL_TEST_VENV \
-BENCH_META_RIG=$RIG BENCH_META_REF_SOCK=$REF_SOCK BENCH_META_PYLIB=$WORK/pylib \
+BENCH_META_MYSQL_URL=$OPENKEEL_TEST_MYSQL_URL BENCH_META_VENV=$MAGNUM_VENV \
+BENCH_META_RIG=$RIG BENCH_META_REF_SOCK=$REF_SOCK \
 BENCH_META_SHOW=$SHOW_PATH \
     "$PY" - "$OUT" "${HDRS[@]}" <<'EOF'
 import glob, json, os, platform, subprocess, sys
@@ -556,7 +552,7 @@ meta = {
         "magnum venv": E["BENCH_META_VENV"],
         "python (magnum venv)": sh("%s -c 'import sys; print(sys.version.split()[0])'" % py),
         "magnum": sh("%s -c 'import magnum; print(magnum.__version__)' 2>/dev/null" % py),
-        "gunicorn": sh("PYTHONPATH=%s %s -m gunicorn --version" % (E["BENCH_META_PYLIB"], py)),
+        "gunicorn": sh("%s -m gunicorn --version" % py),
         "rustc": sh("rustc --version"),
     },
     "startup": startup,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cluster create (issue 17): openkeel-conductor (release build) against the real
-# magnum-conductor 23.0.0 (the test venv's), one after the other in one run, on the same
+# magnum-conductor 23.0.0 (on the distribution's Python: bench/lib.sh magnum_venv), one after the other in one run, on the same
 # machine, test MariaDB database and RabbitMQ. A benchmark, not a test.
 #
 #   bench/create.sh
@@ -42,9 +42,14 @@ KEYS=${BENCH_KEYS:-40}
 SETS=${BENCH_SETS:-10}
 ROUNDS=${BENCH_ROUNDS:-2}
 
-. "$HERE/lib.sh" # test_services, mdb
+. "$HERE/lib.sh" # test_services, mdb, magnum_venv
 test_services
 PY="$OPENKEEL_TEST_VENV/bin/python"
+# Magnum's side (its conductor, its key generation) runs on the distribution's Python
+# (bench/lib.sh magnum_venv); the bench's own caster and listener on the test venv's.
+mkdir -p "${BENCH_WORK:-/var/tmp/okbench}"
+magnum_venv "${BENCH_WORK:-/var/tmp/okbench}" "${BENCH_WORK:-/var/tmp/okbench}/magnum-venv-pip.log"
+MPY="$MAGNUM_VENV/bin/python"
 if [ "${BENCH_BUILD:-1}" = 1 ]; then
     cargo build --release -q -p openkeel -p openkeel-certs --bin openkeel-conductor \
         --example keygen_bench >&2
@@ -65,7 +70,7 @@ trap cleanup EXIT
 
 echo "[bench] key generation alone" >&2
 "$BIN/examples/keygen_bench" "$KEYS" "$SETS" 2048 | tee -a "$OUT/create.jsonl"
-"$PY" -W ignore bench/create_bench.py keygen --keys "$KEYS" --sets "$SETS" 2>/dev/null |
+"$MPY" -W ignore bench/create_bench.py keygen --keys "$KEYS" --sets "$SETS" 2>/dev/null |
     tee -a "$OUT/create.jsonl"
 
 mdb "CREATE DATABASE \`$DB\` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"
@@ -107,7 +112,7 @@ rpc_transport = rabbit
 enable_simulator_driver = true
 simulated_cloud = true
 EOF
-"$OPENKEEL_TEST_VENV/bin/magnum-db-manage" --config-file "$RUN/magnum.conf" upgrade \
+"$MAGNUM_VENV/bin/magnum-db-manage" --config-file "$RUN/magnum.conf" upgrade \
     >"$RUN/db-manage.log" 2>&1 || { cat "$RUN/db-manage.log" >&2; exit 1; }
 
 run_creates() { # run_creates NAME ROUND CMD...
@@ -121,7 +126,7 @@ run_creates() { # run_creates NAME ROUND CMD...
         -- "$@" 2>"$RUN/bench-$name.err" | tee -a "$OUT/create.jsonl" ||
         { tail -n 50 "$RUN/bench-$name.err" "$RUN/conductor-$name.log" >&2; return 1; }
 }
-magnum() { run_creates magnum "$1" "$PY" -m openkeel_interop.run conductor --config-file "$RUN/magnum.conf"; }
+magnum() { run_creates magnum "$1" "$MPY" -m openkeel_interop.run conductor --config-file "$RUN/magnum.conf"; }
 openkeel() { run_creates openkeel "$1" "$BIN/openkeel-conductor" --config-file "$RUN/magnum.conf"; }
 for round in $(seq 1 "$ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then magnum "$round"; openkeel "$round"; else openkeel "$round"; magnum "$round"; fi

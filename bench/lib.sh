@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell helpers shared by the benchmark scripts (sourced; needs $PY, the test venv's python,
 # and $OPENKEEL_TEST_MYSQL_URL from tests/services/env.sh).
 
@@ -22,4 +23,34 @@ test_services() {
         eval "$(tests/services/env.sh)"
     fi
     export OPENKEEL_TEST_MYSQL_URL OPENKEEL_TEST_RABBIT_URL OPENKEEL_TEST_VENV
+}
+
+# magnum_venv DIR LOG: MAGNUM_VENV=DIR/magnum-venv, a venv with magnum 23.0.0 (the tests' pins,
+# tests/python/requirements-magnum.txt) and gunicorn, made with the distribution's Python
+# (BENCH_MAGNUM_PYTHON, default /usr/bin/python3) as packaged deployments (kolla's images, a
+# distribution's packages) run Magnum; made again when that Python or the pins change. The
+# test venv's Python may be a local build without profile-guided optimisation (pyenv's
+# default), which ran Python code about a quarter slower on the 2-core machines here.
+magnum_venv() {
+    local py=${BENCH_MAGNUM_PYTHON:-/usr/bin/python3} log=$2 root stamp
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    MAGNUM_VENV=$1/magnum-venv
+    stamp=$({ "$py" -VV; cat "$root/tests/python/requirements-magnum.txt" \
+        "$root/tests/python/requirements-constraints.txt"; } | sha256sum | cut -c1-16)
+    if [ "$(cat "$MAGNUM_VENV/.bench-stamp" 2>/dev/null)" != "$stamp" ]; then
+        echo "building $MAGNUM_VENV with $py ($("$py" -V 2>&1)): magnum 23.0.0, gunicorn" >&2
+        rm -rf "$MAGNUM_VENV"
+        if ! { "$py" -m venv "$MAGNUM_VENV" &&
+            (cd "$root/tests/python" && "$MAGNUM_VENV/bin/python" -m pip install -q \
+                --disable-pip-version-check -r requirements-magnum.txt \
+                -c requirements-constraints.txt gunicorn); } >"$log" 2>&1; then
+            echo "could not make $MAGNUM_VENV with $py (Debian: apt-get install python3-venv): $log" >&2
+            return 1
+        fi
+        echo "$stamp" >"$MAGNUM_VENV/.bench-stamp"
+    fi
+    "$MAGNUM_VENV/bin/python" -c 'import magnum, pymysql, gunicorn' 2>/dev/null || {
+        echo "$MAGNUM_VENV lacks magnum, PyMySQL or gunicorn" >&2
+        return 1
+    }
 }
