@@ -229,6 +229,9 @@ impl Database {
 
     /// Close every connection of the pool.
     pub async fn close(&self) {
+        if let Some(readers) = &self.readers {
+            readers.close();
+        }
         match &self.pool {
             Pool::MySql(p) => p.close().await,
             Pool::Sqlite(p) => p.close().await,

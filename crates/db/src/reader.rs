@@ -40,7 +40,8 @@ pub(crate) struct Readers {
     path: std::path::PathBuf,
     busy_timeout: Duration,
     cache_size_kib: u32,
-    idle: Mutex<Vec<Connection>>,
+    /// The idle connections; `None` once closed ([`Readers::close`]).
+    idle: Mutex<Option<Vec<Connection>>>,
 }
 
 impl Readers {
@@ -53,13 +54,20 @@ impl Readers {
             path,
             busy_timeout,
             cache_size_kib,
-            idle: Mutex::new(Vec::new()),
+            idle: Mutex::new(Some(Vec::new())),
         }
     }
 
-    /// A connection for one task: an idle one, or a new one.
+    /// A connection for one task: an idle one, or a new one; sqlx's `PoolClosed` once the
+    /// database is closed.
     pub(crate) fn get(self: &Arc<Self>) -> Result<Reader, DbError> {
-        let idle = self.idle.lock().ok().and_then(|mut v| v.pop());
+        let idle = match self.idle.lock() {
+            Ok(mut idle) => match idle.as_mut() {
+                Some(v) => v.pop(),
+                None => return Err(DbError::Sqlx(sqlx::Error::PoolClosed)),
+            },
+            Err(_) => None,
+        };
         let conn = match idle {
             Some(c) => c,
             None => self.open()?,
@@ -90,10 +98,17 @@ impl Readers {
 
     fn give_back(&self, conn: Connection) {
         if let Ok(mut idle) = self.idle.lock() {
-            if idle.len() < IDLE_KEPT {
-                idle.push(conn);
+            if let Some(v) = idle.as_mut().filter(|v| v.len() < IDLE_KEPT) {
+                v.push(conn);
             }
         }
+    }
+
+    /// Close the idle connections and refuse new checkouts (those checked out are closed when
+    /// they are given back).
+    pub(crate) fn close(&self) {
+        let idle = self.idle.lock().ok().and_then(|mut idle| idle.take());
+        drop(idle);
     }
 }
 

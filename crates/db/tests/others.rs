@@ -722,3 +722,50 @@ async fn sqlite_connections_keep_a_small_page_cache() {
         held.push(conn);
     }
 }
+
+/// A closed database answers no more reads, on every backend: on a SQLite file the show and
+/// the list's read transaction run on read connections of their own
+/// (`crates/db/src/reader.rs`), which close with the pool.
+#[tokio::test]
+async fn a_closed_database_refuses_reads_on_every_backend() {
+    use openkeel_core::objects::Cluster;
+    use openkeel_db::{cluster, ClusterFilters, Page, Scope};
+    for t in common::backends().await {
+        let db = &t.db;
+        let c = cluster::create(
+            db,
+            &Cluster {
+                name: Some("c".into()),
+                project_id: Some("p1".into()),
+                ..Cluster::default()
+            },
+        )
+        .await
+        .unwrap();
+        let uuid = c.uuid.clone().unwrap();
+        let scope = Scope::project("p1");
+        cluster::get_with_relations(db, &scope, &uuid)
+            .await
+            .unwrap();
+        db.close().await;
+        let shown = cluster::get_with_relations(db, &scope, &uuid).await;
+        assert!(
+            matches!(
+                shown,
+                Err(openkeel_db::DbError::Sqlx(sqlx::Error::PoolClosed))
+            ),
+            "{}: {:?}",
+            t.name,
+            shown.map(|s| s.cluster.uuid)
+        );
+        let page = cluster::read_page(db, &scope, &ClusterFilters::default(), &Page::all()).await;
+        assert!(
+            matches!(
+                page,
+                Err(openkeel_db::DbError::Sqlx(sqlx::Error::PoolClosed))
+            ),
+            "{}: a page after close",
+            t.name
+        );
+    }
+}
