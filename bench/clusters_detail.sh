@@ -393,40 +393,8 @@ mkdir -p "$RUN/magnum-state" "$RUN/magnum-lock" "$RUN/magnum-home"
     printf '\n[certificates]\ncert_manager_type = x509keypair\n'
     printf '\n[oslo_concurrency]\nlock_path = %s\n' "$RUN/magnum-lock"
 } >"$RUN/magnum.conf"
-# Magnum 23.0.0's api-paste.ini (etc/magnum/api-paste.ini) with the interop tests' noauth
-# filter where authtoken stands; requests carrying identity headers (all of ours) pass
-# through it untouched, as through the rig's noauth filter.
-cat >"$RUN/magnum-api-paste.ini" <<'PASTE'
-[composite:main]
-paste.composite_factory = magnum.api:root_app_factory
-/: api
-
-[pipeline:api]
-pipeline = cors http_proxy_to_wsgi request_id osprofiler noauth api_v1
-
-[app:api_v1]
-paste.app_factory = magnum.api.app:app_factory
-
-[filter:osprofiler]
-paste.filter_factory = magnum.common.profiler:WsgiMiddleware.factory
-
-[filter:request_id]
-paste.filter_factory = oslo_middleware:RequestId.factory
-
-[filter:cors]
-paste.filter_factory = oslo_middleware.cors:filter_factory
-oslo_config_project = magnum
-
-[filter:http_proxy_to_wsgi]
-paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
-oslo_config_project = magnum
-
-[filter:noauth]
-paste.filter_factory = openkeel_interop.noauth:filter_factory
-user_id = noauth-admin
-project_id = noauth-project
-roles = admin,member,reader
-PASTE
+# magnum-api without Keystone; every request of ours carries identity headers
+magnum_noauth_paste "$RUN/magnum-api-paste.ini" noauth-admin noauth-project
 mkdir -p "$RUN/ok-sqlite" "$RUN/ok-mariadb"
 "$BIN/openkeel-db-manage" --database-url "$OK_DB_URL" upgrade >"$OUT/db-manage.log" 2>&1 \
     || die "openkeel-db-manage upgrade failed: $OUT/db-manage.log"

@@ -54,3 +54,41 @@ magnum_venv() {
         return 1
     }
 }
+
+# magnum_noauth_paste FILE USER PROJECT: Magnum 23.0.0's api-paste.ini (etc/magnum/api-paste.ini)
+# with the interop tests' noauth filter (tests/python/interop) where keystonemiddleware's
+# authtoken stands, so that magnum-api runs without Keystone; requests carrying identity
+# headers pass through it untouched, the others get USER in PROJECT with admin, member, reader.
+magnum_noauth_paste() {
+    cat >"$1" <<PASTE
+[composite:main]
+paste.composite_factory = magnum.api:root_app_factory
+/: api
+
+[pipeline:api]
+pipeline = cors http_proxy_to_wsgi request_id osprofiler noauth api_v1
+
+[app:api_v1]
+paste.app_factory = magnum.api.app:app_factory
+
+[filter:osprofiler]
+paste.filter_factory = magnum.common.profiler:WsgiMiddleware.factory
+
+[filter:request_id]
+paste.filter_factory = oslo_middleware:RequestId.factory
+
+[filter:cors]
+paste.filter_factory = oslo_middleware.cors:filter_factory
+oslo_config_project = magnum
+
+[filter:http_proxy_to_wsgi]
+paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
+oslo_config_project = magnum
+
+[filter:noauth]
+paste.filter_factory = openkeel_interop.noauth:filter_factory
+user_id = $2
+project_id = $3
+roles = admin,member,reader
+PASTE
+}

@@ -42,7 +42,7 @@ TAG=okbench-rest-$$
 PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 PIDS=()
 
-. "$HERE/lib.sh" # mdb
+. "$HERE/lib.sh" # mdb, magnum_noauth_paste
 stop_all() {
     for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true; done
     sleep 2
@@ -89,40 +89,8 @@ rpc_transport = rabbit
 enable_simulator_driver = true
 simulated_cloud = true
 EOF
-# Magnum's magnum-api needs a paste pipeline without keystonemiddleware to run without
-# Keystone: Magnum 23.0.0's pipeline with the interop tests' noauth filter where authtoken
-# stands (tests/python/interop, tests/support/magnum.rs).
-cat >"$RUN/api-paste.ini" <<'EOF'
-[composite:main]
-paste.composite_factory = magnum.api:root_app_factory
-/: api
-
-[pipeline:api]
-pipeline = cors http_proxy_to_wsgi request_id osprofiler noauth api_v1
-
-[app:api_v1]
-paste.app_factory = magnum.api.app:app_factory
-
-[filter:osprofiler]
-paste.filter_factory = magnum.common.profiler:WsgiMiddleware.factory
-
-[filter:request_id]
-paste.filter_factory = oslo_middleware:RequestId.factory
-
-[filter:cors]
-paste.filter_factory = oslo_middleware.cors:filter_factory
-oslo_config_project = magnum
-
-[filter:http_proxy_to_wsgi]
-paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
-oslo_config_project = magnum
-
-[filter:noauth]
-paste.filter_factory = openkeel_interop.noauth:filter_factory
-user_id = okt-admin
-project_id = okt-project
-roles = admin,member,reader
-EOF
+# magnum-api without Keystone (tests/support/magnum.rs does the same)
+magnum_noauth_paste "$RUN/api-paste.ini" okt-admin okt-project
 "$OPENKEEL_TEST_VENV/bin/magnum-db-manage" --config-file "$RUN/magnum.conf" upgrade \
     >"$RUN/db-manage.log" 2>&1 || { cat "$RUN/db-manage.log" >&2; exit 1; }
 
