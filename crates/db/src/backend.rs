@@ -734,8 +734,8 @@ macro_rules! get {
         match $self {
             Row::MySql(r) => r.try_get::<$ty, _>($col),
             Row::Sqlite(r) => r.try_get::<$ty, _>($col),
-            Row::Lite(r) => $lite(lite_value(r, $col)?),
-            Row::Owned(r) => $lite(lite_value(&r.as_lite(), $col)?),
+            Row::Lite(r) => $lite($col, lite_value(r, $col)?),
+            Row::Owned(r) => $lite($col, lite_value(&r.as_lite(), $col)?),
         }
     };
 }
@@ -757,28 +757,35 @@ impl LiteIndex for &str {
     }
 }
 
+/// The value of `col`; its name is formatted only for an error.
 fn lite_value<'r>(
     row: &crate::reader::LiteRow<'r>,
     col: impl LiteIndex,
-) -> Result<(String, ValueRef<'r>), sqlx::Error> {
+) -> Result<ValueRef<'r>, sqlx::Error> {
     col.find(row)
         .and_then(|i| row.value(i))
-        .map(|v| (col.to_string(), v))
         .ok_or_else(|| sqlx::Error::ColumnNotFound(col.to_string()))
 }
 
-fn lite_mismatch(col: String, want: &str, got: &ValueRef<'_>) -> sqlx::Error {
+fn lite_decode_error(col: impl LiteIndex, source: sqlx::error::BoxDynError) -> sqlx::Error {
     sqlx::Error::ColumnDecode {
-        index: col,
-        source: format!(
+        index: col.to_string(),
+        source,
+    }
+}
+
+fn lite_mismatch(col: impl LiteIndex, want: &str, got: &ValueRef<'_>) -> sqlx::Error {
+    lite_decode_error(
+        col,
+        format!(
             "mismatched types; Rust type `{want}` is not compatible with SQLite type `{:?}`",
             got.data_type()
         )
         .into(),
-    }
+    )
 }
 
-fn lite_i64((col, v): (String, ValueRef<'_>)) -> Result<Option<i64>, sqlx::Error> {
+fn lite_i64(col: impl LiteIndex, v: ValueRef<'_>) -> Result<Option<i64>, sqlx::Error> {
     match v {
         ValueRef::Null => Ok(None),
         ValueRef::Integer(i) => Ok(Some(i)),
@@ -786,56 +793,44 @@ fn lite_i64((col, v): (String, ValueRef<'_>)) -> Result<Option<i64>, sqlx::Error
     }
 }
 
-fn lite_i32(cv: (String, ValueRef<'_>)) -> Result<Option<i32>, sqlx::Error> {
-    let col = cv.0.clone();
-    lite_i64(cv)?
-        .map(|i| {
-            i32::try_from(i).map_err(|e| sqlx::Error::ColumnDecode {
-                index: col,
-                source: e.into(),
-            })
-        })
+fn lite_i32(col: impl LiteIndex, v: ValueRef<'_>) -> Result<Option<i32>, sqlx::Error> {
+    lite_i64(col, v)?
+        .map(|i| i32::try_from(i).map_err(|e| lite_decode_error(col, e.into())))
         .transpose()
 }
 
-fn lite_bool(cv: (String, ValueRef<'_>)) -> Result<Option<bool>, sqlx::Error> {
-    Ok(lite_i64(cv)?.map(|i| i != 0))
+fn lite_bool(col: impl LiteIndex, v: ValueRef<'_>) -> Result<Option<bool>, sqlx::Error> {
+    Ok(lite_i64(col, v)?.map(|i| i != 0))
 }
 
-fn lite_str<'v>((col, v): (String, ValueRef<'v>)) -> Result<Option<&'v str>, sqlx::Error> {
+fn lite_str<'v>(col: impl LiteIndex, v: ValueRef<'v>) -> Result<Option<&'v str>, sqlx::Error> {
     match v {
         ValueRef::Null => Ok(None),
-        ValueRef::Text(t) => {
-            std::str::from_utf8(t)
-                .map(Some)
-                .map_err(|e| sqlx::Error::ColumnDecode {
-                    index: col,
-                    source: e.into(),
-                })
-        }
+        ValueRef::Text(t) => std::str::from_utf8(t)
+            .map(Some)
+            .map_err(|e| lite_decode_error(col, e.into())),
         other => Err(lite_mismatch(col, "String", &other)),
     }
 }
 
-fn lite_string(cv: (String, ValueRef<'_>)) -> Result<Option<String>, sqlx::Error> {
-    Ok(lite_str(cv)?.map(str::to_owned))
+fn lite_string(col: impl LiteIndex, v: ValueRef<'_>) -> Result<Option<String>, sqlx::Error> {
+    Ok(lite_str(col, v)?.map(str::to_owned))
 }
 
-fn lite_datetime(cv: (String, ValueRef<'_>)) -> Result<Option<NaiveDateTime>, sqlx::Error> {
-    let col = cv.0.clone();
-    if let ValueRef::Integer(secs) = cv.1 {
+fn lite_datetime(
+    col: impl LiteIndex,
+    v: ValueRef<'_>,
+) -> Result<Option<NaiveDateTime>, sqlx::Error> {
+    if let ValueRef::Integer(secs) = v {
         return Ok(chrono::DateTime::from_timestamp(secs, 0).map(|d| d.naive_utc()));
     }
-    let Some(t) = lite_str(cv)? else {
+    let Some(t) = lite_str(col, v)? else {
         return Ok(None);
     };
     parse_sqlite_datetime(t)
         .or_else(|| parse_sqlite_datetime_slowly(t))
         .map(Some)
-        .ok_or_else(|| sqlx::Error::ColumnDecode {
-            index: col,
-            source: format!("not a datetime: {t:?}").into(),
-        })
+        .ok_or_else(|| lite_decode_error(col, format!("not a datetime: {t:?}").into()))
 }
 
 /// The other texts sqlx's SQLite decoder takes for a datetime: RFC 3339, then its formats in
@@ -905,8 +900,8 @@ impl Row<'_> {
                 }
                 r.try_get::<Option<NaiveDateTime>, _>(col)
             }
-            Row::Lite(r) => lite_datetime(lite_value(r, col)?),
-            Row::Owned(r) => lite_datetime(lite_value(&r.as_lite(), col)?),
+            Row::Lite(r) => lite_datetime(col, lite_value(r, col)?),
+            Row::Owned(r) => lite_datetime(col, lite_value(&r.as_lite(), col)?),
         }
     }
 }
