@@ -180,6 +180,11 @@ pub fn root(req: &RequestInfo) -> Result<Reply, ApiError> {
 }
 
 /// Everything under `/v1` (after the prefix rewrite and version negotiation).
+///
+/// Each collection's future is boxed: a future holds the state of every future it awaits,
+/// so without the boxes this one (and the request's around it) would be as large as the
+/// largest operation of the API (about 10 KB), copied whole at every level of nesting
+/// before its first poll, for every request.
 pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, ApiError> {
     let segs: Vec<&str> = req.segments.iter().map(String::as_str).collect();
     match segs.as_slice() {
@@ -191,20 +196,29 @@ pub async fn v1(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply
             _ => Err(ApiError::method_not_allowed("GET")),
         },
         ["v1", "clustertemplates", rest @ ..] => {
-            resources::cluster_templates::route(state, req, body, rest).await
+            Box::pin(resources::cluster_templates::route(state, req, body, rest)).await
         }
-        ["v1", "clusters", rest @ ..] => resources::clusters::route(state, req, body, rest).await,
+        ["v1", "clusters", rest @ ..] => {
+            Box::pin(resources::clusters::route(state, req, body, rest)).await
+        }
         ["v1", "certificates", rest @ ..] => {
-            resources::certificates::route(state, req, body, rest).await
+            Box::pin(resources::certificates::route(state, req, body, rest)).await
         }
         ["v1", "credentials", rest @ ..] => {
-            resources::certificates::route_credentials(state, req, body, rest).await
+            Box::pin(resources::certificates::route_credentials(
+                state, req, body, rest,
+            ))
+            .await
         }
-        ["v1", "quotas", rest @ ..] => resources::quotas::route(state, req, body, rest).await,
-        ["v1", "stats", rest @ ..] => resources::stats::route(state, req, rest).await,
-        ["v1", "mservices", rest @ ..] => resources::mservices::route(state, req, rest).await,
+        ["v1", "quotas", rest @ ..] => {
+            Box::pin(resources::quotas::route(state, req, body, rest)).await
+        }
+        ["v1", "stats", rest @ ..] => Box::pin(resources::stats::route(state, req, rest)).await,
+        ["v1", "mservices", rest @ ..] => {
+            Box::pin(resources::mservices::route(state, req, rest)).await
+        }
         ["v1", "federations", rest @ ..] => {
-            resources::federations::route(state, req, body, rest).await
+            Box::pin(resources::federations::route(state, req, body, rest)).await
         }
         // No collection of that name: `v1.Controller.get` answers a GET (404); for any other
         // method pecan finds no handler on `v1.Controller` (405, `Allow: GET`).

@@ -255,10 +255,14 @@ impl Database {
         }
     }
 
+    /// Check a connection out of the pool. sqlx's checkout futures are large (about 18 KB,
+    /// MySQL's and SQLite's in one enum), so each is boxed: held inline it made every caller's
+    /// future as large, copied at every level of a request's call chain, also on the
+    /// paths that never wait for the pool (a SQLite file's reads).
     pub(crate) async fn acquire(&self) -> Result<Pooled, DbError> {
         let inner = match &self.pool {
-            Pool::MySql(p) => PooledInner::MySql(self.in_slices(|| p.acquire()).await?),
-            Pool::Sqlite(p) => PooledInner::Sqlite(p.acquire().await?),
+            Pool::MySql(p) => PooledInner::MySql(Box::pin(self.in_slices(|| p.acquire())).await?),
+            Pool::Sqlite(p) => PooledInner::Sqlite(Box::pin(p.acquire()).await?),
         };
         Ok(Pooled {
             inner,
@@ -290,9 +294,10 @@ impl Database {
                 statements: self.statements.clone(),
             });
         }
+        // Boxed as in `acquire`.
         let inner = match &self.pool {
-            Pool::MySql(p) => TxInner::MySql(self.in_slices(|| p.begin()).await?),
-            Pool::Sqlite(p) => TxInner::Sqlite(p.begin_with("BEGIN").await?),
+            Pool::MySql(p) => TxInner::MySql(Box::pin(self.in_slices(|| p.begin())).await?),
+            Pool::Sqlite(p) => TxInner::Sqlite(Box::pin(p.begin_with("BEGIN")).await?),
         };
         Ok(Tx {
             inner,
@@ -304,9 +309,10 @@ impl Database {
     /// transaction cannot fail to upgrade its lock).
     pub(crate) async fn begin(&self) -> Result<Tx, DbError> {
         self.statements.fetch_add(1, Ordering::Relaxed);
+        // Boxed as in `acquire`.
         let inner = match &self.pool {
-            Pool::MySql(p) => TxInner::MySql(self.in_slices(|| p.begin()).await?),
-            Pool::Sqlite(p) => TxInner::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+            Pool::MySql(p) => TxInner::MySql(Box::pin(self.in_slices(|| p.begin())).await?),
+            Pool::Sqlite(p) => TxInner::Sqlite(Box::pin(p.begin_with("BEGIN IMMEDIATE")).await?),
         };
         Ok(Tx {
             inner,

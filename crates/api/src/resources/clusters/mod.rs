@@ -74,6 +74,7 @@ impl ClusterSettings {
 const ALLOW: &str = "DELETE, GET, PATCH, POST";
 
 /// Route a request under `/v1/clusters`; `rest` are the segments after the collection name.
+/// Each operation's future is boxed, so that this one stays small (see [`crate::routes::v1`]).
 pub async fn route(
     state: &ApiState,
     req: &RequestInfo,
@@ -97,27 +98,31 @@ pub async fn route(
     }
     match rest {
         [] => match *m {
-            Method::GET => list::list(state, req, false).await,
-            Method::POST => create::create(state, req, body).await,
+            Method::GET => Box::pin(list::list(state, req, false)).await,
+            Method::POST => Box::pin(create::create(state, req, body)).await,
             Method::DELETE => Err(missing_path_argument(req, "cluster_ident")),
             Method::PATCH => {
                 query::parse_args(req, &[])?;
-                let _ = update::patch_body(state, req, body).await?;
+                let _ = Box::pin(update::patch_body(state, req, body)).await?;
                 Err(missing_argument("cluster_ident"))
             }
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
-        ["detail"] if *m == Method::GET => list::list(state, req, true).await,
+        ["detail"] if *m == Method::GET => Box::pin(list::list(state, req, true)).await,
         [ident] => match *m {
-            Method::GET => show::get_one(state, req, ident).await,
-            Method::PATCH => update::update(state, req, body, ident).await,
-            Method::DELETE => delete::delete(state, req, ident).await,
+            Method::GET => Box::pin(show::get_one(state, req, ident)).await,
+            Method::PATCH => Box::pin(update::update(state, req, body, ident)).await,
+            Method::DELETE => Box::pin(delete::delete(state, req, ident)).await,
             Method::POST => Err(positional_body_error("cluster", "Cluster", ident)),
             _ => Err(ApiError::method_not_allowed(ALLOW)),
         },
         [ident, "detail"] if *m == Method::GET => list::detail_of_one(state, req, ident),
-        [ident, "actions", tail @ ..] => actions::route(state, req, body, ident, tail).await,
-        [ident, "nodegroups", tail @ ..] => nodegroups::route(state, req, body, ident, tail).await,
+        [ident, "actions", tail @ ..] => {
+            Box::pin(actions::route(state, req, body, ident, tail)).await
+        }
+        [ident, "nodegroups", tail @ ..] => {
+            Box::pin(nodegroups::route(state, req, body, ident, tail)).await
+        }
         _ => Err(ApiError::beyond_arguments(m, ALLOW)),
     }
 }
