@@ -58,7 +58,15 @@ pub(super) async fn list(
         .for_each(|c, ngs, labels| {
             body.push_with(|out| {
                 if detail {
-                    view::write_cluster_full(out, &c, &ngs, labels, req.version, &req.host_url)
+                    view::write_cluster_full(
+                        out,
+                        &c,
+                        &ngs,
+                        labels,
+                        req.version,
+                        &req.host_url,
+                        None,
+                    )
                 } else {
                     view::write_cluster_summary(out, &c, &ngs, req.version, &req.host_url)
                 }

@@ -277,7 +277,7 @@ pub fn cluster_full(
     render_cluster(types::cluster::ATTRS, version, values)
 }
 
-/// [`cluster_full`] written into `out` as `json.dumps` text.
+/// [`cluster_full`] written into `out` as `json.dumps` text (a show's body, a list's item).
 pub fn write_cluster_full(
     out: &mut String,
     c: &Cluster,
@@ -285,8 +285,9 @@ pub fn write_cluster_full(
     template_labels: Option<&StringMap>,
     version: Version,
     host: &str,
+    faults: Option<Value>,
 ) {
-    let values = full_values(c, ngs, template_labels, host, None);
+    let values = full_values(c, ngs, template_labels, host, faults);
     write_cluster(out, types::cluster::ATTRS, version, values);
 }
 
