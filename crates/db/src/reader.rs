@@ -149,16 +149,56 @@ impl Drop for Reader {
 /// the order the statement lists them, so the search starts after the last one found).
 #[derive(Debug)]
 pub(crate) struct LiteRow<'r> {
-    names: &'r [String],
+    names: &'r ColumnNames,
     values: Vec<ValueRef<'r>>,
     next: std::cell::Cell<usize>,
+}
+
+/// A statement's column names in one buffer: two allocations per execution, not one per
+/// column (a show's statement has about a hundred columns).
+#[derive(Debug, Clone)]
+pub(crate) struct ColumnNames {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl ColumnNames {
+    fn of(stmt: &rusqlite::Statement<'_>) -> Self {
+        let count = stmt.column_count();
+        let mut names = ColumnNames {
+            text: String::with_capacity(count * 16),
+            ends: Vec::with_capacity(count),
+        };
+        for i in 0..count {
+            // a name SQLite cannot give (out of memory) matches no column
+            if let Ok(name) = stmt.column_name(i) {
+                names.text.push_str(name);
+            }
+            names.ends.push(names.text.len());
+        }
+        names
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> &str {
+        let start = match i {
+            0 => 0,
+            _ => self.ends[i - 1],
+        };
+        &self.text[start..self.ends[i]]
+    }
 }
 
 impl<'r> LiteRow<'r> {
     pub(crate) fn index(&self, col: &str) -> Option<usize> {
         let n = self.names.len();
         let start = self.next.get().min(n);
-        let found = (start..n).chain(0..start).find(|&i| self.names[i] == col)?;
+        let found = (start..n)
+            .chain(0..start)
+            .find(|&i| self.names.get(i) == col)?;
         self.next.set(found + 1);
         Some(found)
     }
@@ -171,7 +211,7 @@ impl<'r> LiteRow<'r> {
 /// An owned row of a read connection ([`crate::backend::Conn::fetch_all`]).
 #[derive(Debug)]
 pub(crate) struct OwnedRow {
-    names: Arc<[String]>,
+    names: Arc<ColumnNames>,
     values: Vec<rusqlite::types::Value>,
 }
 
@@ -215,7 +255,7 @@ pub(crate) fn for_each_row(
 ) -> Result<(), DbError> {
     let mut stmt = conn.prepare_cached(sql).map_err(sqlite_error)?;
     bind(&mut stmt, args)?;
-    let names: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
+    let names = ColumnNames::of(&stmt);
     let width = names.len();
     let mut rows = stmt.raw_query();
     while let Some(row) = rows.next().map_err(sqlite_error)? {
@@ -239,9 +279,11 @@ pub(crate) fn all_rows(
     args: &[Val],
 ) -> Result<Vec<OwnedRow>, DbError> {
     let mut out = Vec::new();
-    let mut names: Option<Arc<[String]>> = None;
+    let mut names: Option<Arc<ColumnNames>> = None;
     for_each_row(conn, sql, args, |r| {
-        let names = names.get_or_insert_with(|| r.names.into()).clone();
+        let names = names
+            .get_or_insert_with(|| Arc::new(r.names.clone()))
+            .clone();
         let values = r
             .values
             .iter()
