@@ -155,11 +155,12 @@ pub(crate) struct LiteRow<'r> {
 }
 
 /// A statement's column names in one buffer: two allocations per execution, not one per
-/// column (a show's statement has about a hundred columns).
+/// column (a show's statement has about a hundred columns). Name `i` is
+/// `text[bounds[i]..bounds[i + 1]]`.
 #[derive(Debug, Clone)]
 pub(crate) struct ColumnNames {
     text: String,
-    ends: Vec<usize>,
+    bounds: Vec<usize>,
 }
 
 impl ColumnNames {
@@ -167,28 +168,25 @@ impl ColumnNames {
         let count = stmt.column_count();
         let mut names = ColumnNames {
             text: String::with_capacity(count * 16),
-            ends: Vec::with_capacity(count),
+            bounds: Vec::with_capacity(count + 1),
         };
+        names.bounds.push(0);
         for i in 0..count {
             // a name SQLite cannot give (out of memory) matches no column
             if let Ok(name) = stmt.column_name(i) {
                 names.text.push_str(name);
             }
-            names.ends.push(names.text.len());
+            names.bounds.push(names.text.len());
         }
         names
     }
 
     fn len(&self) -> usize {
-        self.ends.len()
+        self.bounds.len() - 1
     }
 
     fn get(&self, i: usize) -> &str {
-        let start = match i {
-            0 => 0,
-            _ => self.ends[i - 1],
-        };
-        &self.text[start..self.ends[i]]
+        &self.text[self.bounds[i]..self.bounds[i + 1]]
     }
 }
 
@@ -379,5 +377,31 @@ impl sqlx::error::DatabaseError for ReadError {
 
     fn kind(&self) -> sqlx::error::ErrorKind {
         sqlx::error::ErrorKind::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_names_are_found_by_name_in_any_order() -> Result<(), DbError> {
+        let conn = Connection::open_in_memory().map_err(sqlite_error)?;
+        for_each_row(
+            &conn,
+            r#"SELECT 1 AS "c.id", 2 AS "", 3 AS "n.id", 4 AS "c.name""#,
+            &[],
+            |row| {
+                assert_eq!(row.names.len(), 4);
+                let names: Vec<&str> = (0..4).map(|i| row.names.get(i)).collect();
+                assert_eq!(names, ["c.id", "", "n.id", "c.name"]);
+                assert_eq!(row.index("n.id"), Some(2));
+                assert_eq!(row.index("c.id"), Some(0)); // wraps round
+                assert_eq!(row.index("c.name"), Some(3));
+                assert_eq!(row.index(""), Some(1));
+                assert_eq!(row.index("t.id"), None);
+                Ok(())
+            },
+        )
     }
 }
