@@ -70,16 +70,21 @@ if [ -n "${BENCH_PERF:-}" ]; then  # BENCH_PERF=out.data: perf record -g of the 
     perf record -g -o "$BENCH_PERF" -p "$SERVER" -- sleep "$SECS" >/dev/null 2>&1 &
     PERF=$!
 fi
-cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }  # user + system, in ticks
-cpu0=$(cpu)
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in ticks
+# MariaDB: the server's CPU as well (the test MariaDB of tests/services)
+DBPID=
+[ "${BENCH_DB:-sqlite}" = mariadb ] && DBPID=$(pgrep -f "mariadbd --defaults-file=${OPENKEEL_TEST_HOME:-/var/tmp/openkeel-test}/mariadb/" | head -1)
+cpu0=$(cpu "$SERVER"); db0=${DBPID:+$(cpu "$DBPID")}
 wrk --latency -t2 -c"$C" -d"${SECS}s" "${H[@]}" "$TARGET" >"$RUN/wrk.txt"
-cpu1=$(cpu)
+cpu1=$(cpu "$SERVER"); db1=${DBPID:+$(cpu "$DBPID")}
 [ -n "${BENCH_PERF:-}" ] && wait "$PERF"
 hwm=$(kb VmHWM); after=$(kb VmRSS)
 rps=$(awk '/Requests\/sec/ {print $2}' "$RUN/wrk.txt")
 p99=$(awk '$1 == "99%" {print $2; exit}' "$RUN/wrk.txt")
 requests=$(awk '/requests in/ {print $1}' "$RUN/wrk.txt")
 cpu_ms=$(echo "($cpu1 - $cpu0) * 1000 / $(getconf CLK_TCK) / $requests" | bc -l)
-printf 'request=%s db=%s clusters=%s connections=%s req/s=%s p99=%s server_cpu_ms/req=%.3f idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
-    "${BENCH_REQUEST:-list}" "${BENCH_DB:-sqlite}" "$N" "$C" "$rps" "$p99" "$cpu_ms" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
+db_ms=0
+[ -n "$DBPID" ] && db_ms=$(echo "($db1 - $db0) * 1000 / $(getconf CLK_TCK) / $requests" | bc -l)
+printf 'request=%s db=%s clusters=%s connections=%s req/s=%s p99=%s server_cpu_ms/req=%.3f mariadbd_cpu_ms/req=%.3f idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
+    "${BENCH_REQUEST:-list}" "${BENCH_DB:-sqlite}" "$N" "$C" "$rps" "$p99" "$cpu_ms" "$db_ms" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
     "$(echo "$after/1024" | bc -l)" "${BENCH_ENV:-}"

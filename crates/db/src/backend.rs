@@ -66,6 +66,9 @@ pub struct Database {
     /// SQLite file: the connections reads run on, on the caller's thread
     /// ([`crate::reader`]); `None` for MySQL and in-memory SQLite.
     readers: Option<Arc<crate::reader::Readers>>,
+    /// MariaDB: the connections single-statement reads run on, without sqlx's pings
+    /// ([`crate::mysql_reader`]); `None` for SQLite.
+    mysql_readers: Option<Arc<crate::mysql_reader::MySqlReaders>>,
 }
 
 /// A MySQL checkout is tried for at most this long at a time, again and again until
@@ -127,11 +130,19 @@ impl Database {
             }
         };
         let mut readers = None;
+        let mut mysql_readers = None;
         let pool = if sqlx_url.starts_with("mysql:") {
             let opts = MySqlConnectOptions::from_str(&sqlx_url)?
                 .pipes_as_concat(false)
                 .no_engine_substitution(false)
                 .timezone(Some("+00:00".to_string()));
+            mysql_readers = Some(Arc::new(crate::mysql_reader::MySqlReaders::new(
+                opts.clone(),
+                set_sql_mode.clone(),
+                max_connections,
+                options.recycle_time,
+                options.acquire_timeout,
+            )));
             let pool = MySqlPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(options.acquire_timeout.min(ACQUIRE_SLICE))
@@ -190,6 +201,7 @@ impl Database {
         let mut db = Database::from_pool(pool);
         db.acquire_timeout = options.acquire_timeout;
         db.readers = readers;
+        db.mysql_readers = mysql_readers;
         Ok(db)
     }
 
@@ -200,6 +212,7 @@ impl Database {
             statements: Arc::new(AtomicU64::new(0)),
             acquire_timeout: ConnectOptions::default().acquire_timeout,
             readers: None,
+            mysql_readers: None,
         }
     }
 
@@ -231,6 +244,9 @@ impl Database {
     pub async fn close(&self) {
         if let Some(readers) = &self.readers {
             readers.close();
+        }
+        if let Some(readers) = &self.mysql_readers {
+            readers.close().await;
         }
         match &self.pool {
             Pool::MySql(p) => p.close().await,
@@ -271,15 +287,20 @@ impl Database {
     }
 
     /// A connection for reads only: on a SQLite file one of [`crate::reader`]'s, stepped on
-    /// the caller's thread; otherwise a pooled one, as [`Database::acquire`].
+    /// the caller's thread; on MariaDB one of [`crate::mysql_reader`]'s (no pings);
+    /// otherwise a pooled one, as [`Database::acquire`].
     pub(crate) async fn acquire_read(&self) -> Result<Pooled, DbError> {
-        match &self.readers {
-            Some(readers) => Ok(Pooled {
-                inner: PooledInner::Reader(readers.get()?),
-                statements: self.statements.clone(),
-            }),
-            None => self.acquire().await,
-        }
+        let inner = if let Some(readers) = &self.readers {
+            PooledInner::Reader(readers.get()?)
+        } else if let Some(readers) = &self.mysql_readers {
+            PooledInner::MySqlRead(Box::pin(readers.get()).await?)
+        } else {
+            return self.acquire().await;
+        };
+        Ok(Pooled {
+            inner,
+            statements: self.statements.clone(),
+        })
     }
 
     /// Begin a read transaction: one consistent snapshot for several reads (InnoDB's
@@ -331,6 +352,7 @@ enum PooledInner {
     MySql(PoolConnection<MySql>),
     Sqlite(PoolConnection<Sqlite>),
     Reader(crate::reader::Reader),
+    MySqlRead(crate::mysql_reader::MySqlReader),
 }
 
 impl Pooled {
@@ -341,6 +363,12 @@ impl Pooled {
             PooledInner::MySql(c) => drop(c.detach()),
             PooledInner::Sqlite(c) => drop(c.detach()),
             PooledInner::Reader(r) => drop(r),
+            PooledInner::MySqlRead(mut r) => {
+                // given back busy: closed, not reused
+                if let Some((_, busy)) = r.parts() {
+                    *busy = true;
+                }
+            }
         }
     }
 
@@ -353,19 +381,28 @@ impl Pooled {
                 conn: c.detach(),
                 statements: self.statements,
             }),
-            PooledInner::Sqlite(_) | PooledInner::Reader(_) => None,
+            PooledInner::Sqlite(_) | PooledInner::Reader(_) | PooledInner::MySqlRead(_) => None,
         }
     }
 
     pub(crate) fn conn(&mut self) -> Conn<'_> {
+        let mut busy = None;
         let kind = match &mut self.inner {
             PooledInner::MySql(c) => ConnKind::MySql(c),
             PooledInner::Sqlite(c) => ConnKind::Sqlite(c),
             PooledInner::Reader(r) => ConnKind::from_reader(r),
+            PooledInner::MySqlRead(r) => match r.parts() {
+                Some((c, b)) => {
+                    busy = Some(b);
+                    ConnKind::MySql(c)
+                }
+                None => ConnKind::Reader(Err("the read connection was given back".into())),
+            },
         };
         Conn {
             kind,
             statements: &self.statements,
+            busy,
         }
     }
 }
@@ -393,6 +430,7 @@ impl Tx {
         Conn {
             kind,
             statements: &self.statements,
+            busy: None,
         }
     }
 
@@ -508,6 +546,7 @@ impl Dedicated {
         Conn {
             kind: ConnKind::MySql(&mut self.conn),
             statements: &self.statements,
+            busy: None,
         }
     }
 
@@ -524,6 +563,9 @@ impl Dedicated {
 pub(crate) struct Conn<'a> {
     kind: ConnKind<'a>,
     statements: &'a AtomicU64,
+    /// A [`crate::mysql_reader`] connection's mark: set while a statement runs, so that a
+    /// connection given back in the middle of one (a cancelled request) is not reused.
+    busy: Option<&'a mut bool>,
 }
 
 enum ConnKind<'a> {
@@ -571,7 +613,8 @@ impl Conn<'_> {
     ) -> Result<Vec<Row<'static>>, DbError> {
         tracing::trace!(sql, "fetch");
         self.statements.fetch_add(1, Ordering::Relaxed);
-        Ok(match &mut self.kind {
+        self.mark_busy(true);
+        let rows = match &mut self.kind {
             ConnKind::MySql(c) => {
                 match bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
                     .fetch_all(&mut **c)
@@ -594,7 +637,9 @@ impl Conn<'_> {
                 .into_iter()
                 .map(Row::Owned)
                 .collect(),
-        })
+        };
+        self.mark_busy(false);
+        Ok(rows)
     }
 
     /// Rows decoded one by one as the server streams them (`f` per row), so that the raw rows
@@ -608,6 +653,7 @@ impl Conn<'_> {
         use futures_util::TryStreamExt;
         tracing::trace!(sql, "fetch");
         self.statements.fetch_add(1, Ordering::Relaxed);
+        self.mark_busy(true);
         let mut out = Vec::new();
         match &mut self.kind {
             ConnKind::MySql(c) => {
@@ -635,6 +681,7 @@ impl Conn<'_> {
                 Ok(())
             })?,
         }
+        self.mark_busy(false);
         Ok(out)
     }
 
@@ -648,6 +695,7 @@ impl Conn<'_> {
         use futures_util::TryStreamExt;
         tracing::trace!(sql, "fetch");
         self.statements.fetch_add(1, Ordering::Relaxed);
+        self.mark_busy(true);
         match &mut self.kind {
             ConnKind::MySql(c) => {
                 let q = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args);
@@ -673,6 +721,7 @@ impl Conn<'_> {
                 crate::reader::for_each_row(lite(c)?, sql, args, |r| f(&Row::Lite(r)))?
             }
         }
+        self.mark_busy(false);
         Ok(())
     }
 
@@ -680,7 +729,8 @@ impl Conn<'_> {
     pub(crate) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<(u64, i64), DbError> {
         tracing::trace!(sql, "execute");
         self.statements.fetch_add(1, Ordering::Relaxed);
-        Ok(match &mut self.kind {
+        self.mark_busy(true);
+        let done = match &mut self.kind {
             ConnKind::MySql(c) => {
                 let r = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
                     .execute(&mut **c)
@@ -697,13 +747,16 @@ impl Conn<'_> {
                 (r.rows_affected(), r.last_insert_rowid())
             }
             ConnKind::Reader(c) => crate::reader::execute(lite(c)?, sql, args)?,
-        })
+        };
+        self.mark_busy(false);
+        Ok(done)
     }
 
     /// Run SQL without parameters through the simple-query protocol (DDL).
     pub(crate) async fn execute_raw(&mut self, sql: &str) -> Result<(), DbError> {
         tracing::debug!(sql, "execute");
         self.statements.fetch_add(1, Ordering::Relaxed);
+        self.mark_busy(true);
         match &mut self.kind {
             ConnKind::MySql(c) => {
                 (&mut **c).execute(AssertSqlSafe(sql.to_string())).await?;
@@ -713,7 +766,17 @@ impl Conn<'_> {
             }
             ConnKind::Reader(c) => crate::reader::execute_batch(lite(c)?, sql)?,
         }
+        self.mark_busy(false);
         Ok(())
+    }
+
+    /// Mark the start (`true`) or the end (`false`) of a statement on a
+    /// [`crate::mysql_reader`] connection; an error leaves the mark set (the connection is
+    /// then closed, not reused).
+    fn mark_busy(&mut self, busy: bool) {
+        if let Some(b) = self.busy.as_deref_mut() {
+            *b = busy;
+        }
     }
 }
 

@@ -274,35 +274,49 @@ pub async fn get_with_relations(
     // when it has none), each with the cluster's and the template's columns (NULL when the
     // template is gone or not visible; `uuid` is unique, so there is at most one). Rows of
     // several clusters when several visible ones have the name.
-    let mut cluster: Option<Cluster> = None;
-    let mut several = false;
-    let mut template: Result<Option<ClusterTemplate>, DbError> = Ok(None);
-    let mut nodegroups: Result<Vec<NodeGroup>, DbError> = Ok(Vec::new());
-    let mut c = db.acquire_read().await?;
-    c.conn()
-        .fetch_each(&sql, &args, |row| {
-            match &cluster {
-                None => {
-                    cluster = query.cluster.decode(row)?;
-                    template = query.template.decode(row);
-                }
-                Some(first) => {
-                    if query.cluster.id(row)? != Some(first.id) {
-                        several = true;
-                        return Ok(());
+    let mut retried = false;
+    let (cluster, several, template, nodegroups) = loop {
+        let mut cluster: Option<Cluster> = None;
+        let mut several = false;
+        let mut template: Result<Option<ClusterTemplate>, DbError> = Ok(None);
+        let mut nodegroups: Result<Vec<NodeGroup>, DbError> = Ok(Vec::new());
+        let mut c = db.acquire_read().await?;
+        let read = c
+            .conn()
+            .fetch_each(&sql, &args, |row| {
+                match &cluster {
+                    None => {
+                        cluster = query.cluster.decode(row)?;
+                        template = query.template.decode(row);
+                    }
+                    Some(first) => {
+                        if query.cluster.id(row)? != Some(first.id) {
+                            several = true;
+                            return Ok(());
+                        }
                     }
                 }
-            }
-            if let Ok(list) = &mut nodegroups {
-                match query.nodegroup.decode(row) {
-                    Ok(Some(n)) => list.push(n),
-                    Ok(None) => {}
-                    Err(e) => nodegroups = Err(e),
+                if let Ok(list) = &mut nodegroups {
+                    match query.nodegroup.decode(row) {
+                        Ok(Some(n)) => list.push(n),
+                        Ok(None) => {}
+                        Err(e) => nodegroups = Err(e),
+                    }
                 }
+                Ok(())
+            })
+            .await;
+        match read {
+            Ok(()) => break (cluster, several, template, nodegroups),
+            // A read connection lost since its last use (MariaDB restarted, the network cut
+            // it): once more on a new one, a read can be repeated.
+            Err(e) if !retried && e.is_lost_connection() => {
+                tracing::info!(error = %e, "read connection lost; reading again on a new one");
+                retried = true;
             }
-            Ok(())
-        })
-        .await?;
+            Err(e) => return Err(e),
+        }
+    };
     let cluster = match cluster {
         None => return Err(DbError::ClusterNotFound(ident.to_string())),
         Some(_) if several => return Err(multiple(ident, by_name)),

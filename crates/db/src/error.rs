@@ -130,6 +130,19 @@ impl DbError {
         }
     }
 
+    /// True when an established connection turned out to be gone: an I/O error on it (reset,
+    /// closed, broken pipe), or MySQL's 1053 and 1927 (a server shutting down, the session
+    /// killed), 2006 or 2013. A read may be tried again on another connection.
+    pub fn is_lost_connection(&self) -> bool {
+        match self {
+            DbError::Sqlx(sqlx::Error::Io(_)) => true,
+            DbError::Sqlx(sqlx::Error::Database(e)) => e
+                .code()
+                .is_some_and(|c| ["1053", "1927", "2006", "2013"].contains(&c.as_ref())),
+            _ => false,
+        }
+    }
+
     /// True when the database could not be reached (oslo.db's `DBConnectionError`): the
     /// server refused or dropped the connection, did not answer in time, or a MySQL error
     /// 2002 / 2003 / 2006 / 2013 / 1047. Bad credentials, a bad URL or a bad schema are not.

@@ -24,6 +24,7 @@ pub mod json;
 pub mod lock;
 pub mod magnum_service;
 pub mod manage;
+mod mysql_reader;
 pub mod nodegroup;
 pub mod quota;
 mod reader;
