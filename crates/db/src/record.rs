@@ -311,19 +311,30 @@ pub(crate) struct Joined<T> {
     _record: std::marker::PhantomData<fn() -> T>,
 }
 
+/// The name a column of the table aliased `alias` has in a join's result (`alias.col`).
+pub(crate) fn joined_name(alias: &str, col: &str) -> String {
+    format!("{alias}.{col}")
+}
+
+/// The select list of `columns` of the table aliased `alias` in a join, each named
+/// [`joined_name`].
+pub(crate) fn joined_select<'a>(alias: &str, columns: impl IntoIterator<Item = &'a str>) -> String {
+    let select: Vec<String> = columns
+        .into_iter()
+        .map(|c| format!("{} AS {}", qualified(alias, c), q(&joined_name(alias, c))))
+        .collect();
+    select.join(", ")
+}
+
 impl<T: Record> Joined<T> {
     pub(crate) fn new(alias: &str) -> Self {
-        let name = |col: &str| format!("{alias}.{col}");
-        let names: Vec<String> = T::COLUMNS.iter().map(|c| name(c.name)).collect();
-        let select: Vec<String> = T::COLUMNS
-            .iter()
-            .zip(&names)
-            .map(|(c, n)| format!("{} AS {}", qualified(alias, c.name), q(n)))
-            .collect();
         Joined {
-            select: select.join(", "),
-            names,
-            id_name: name("id"),
+            select: joined_select(alias, T::COLUMNS.iter().map(|c| c.name)),
+            names: T::COLUMNS
+                .iter()
+                .map(|c| joined_name(alias, c.name))
+                .collect(),
+            id_name: joined_name(alias, "id"),
             _record: std::marker::PhantomData,
         }
     }

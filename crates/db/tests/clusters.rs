@@ -1151,6 +1151,10 @@ async fn a_show_reads_the_cluster_its_nodegroups_and_template_in_one_statement()
     on_every_backend!(|db, backend| {
         let template = |name: &str, project: &str, public: bool, hidden: bool| ClusterTemplate {
             name: Some(name.into()),
+            labels: Some(StringMap::from([(
+                "template".to_string(),
+                name.to_string(),
+            )])),
             project_id: Some(project.into()),
             user_id: Some(format!("user-{project}")),
             public: Some(public),
@@ -1279,12 +1283,17 @@ async fn a_show_reads_the_cluster_its_nodegroups_and_template_in_one_statement()
                 let template_id = want.cluster_template_id.as_deref().unwrap_or_default();
                 let want_template = cluster_template::get_by_uuid(db, scope, template_id).await;
                 match (&got.template, &want_template) {
-                    (Ok(g), Ok(w)) => assert_eq!(g, w, "{at}"),
+                    (Ok(g), Ok(w)) => {
+                        assert_eq!(Some(&g.uuid), w.uuid.as_ref(), "{at}");
+                        assert_eq!(g.labels, w.labels, "{at}");
+                        assert!(g.labels.is_some(), "{at}: the labels are read");
+                    }
                     (Err(g), Err(w)) => assert_eq!(err(g), err(w), "{at}"),
                     (g, w) => panic!("{at}: template {g:?} instead of {w:?}"),
                 }
                 let ng_names: Vec<&str> = want_ngs.iter().map(|n| n.name.as_str()).collect();
-                let template_name = match &got.template {
+                // the same template or error as the comparison above
+                let template_name = match &want_template {
                     Ok(t) => t.name.clone().unwrap_or_default(),
                     Err(e) => err(e),
                 };
