@@ -12,8 +12,9 @@
 //!   finished ([`crate::backend::Conn`] marks it busy while one runs); one given back in the
 //!   middle of a statement (its request was cancelled) is closed, not reused;
 //! * a connection idle for longer than [`PING_AFTER_IDLE`] is pinged before it is handed
-//!   out (a server restart, `wait_timeout` or a firewall may have dropped it meanwhile), and
-//!   one older than `connection_recycle_time` is replaced;
+//!   out (a server restart, `wait_timeout` or a firewall may have dropped it meanwhile), one
+//!   older than `connection_recycle_time` is replaced, and one unused for ten minutes is
+//!   closed (as the pool's idle connections are);
 //! * the caller of a read retries it once on a fresh connection when the one it was given
 //!   turns out to be lost (`cluster::get_with_relations`), so a connection that died within
 //!   the last second costs no request;
@@ -35,6 +36,10 @@ pub(crate) const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 
 /// How long closing a connection given back in an unknown state may take.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Idle connections are closed after this long unused, as the pool's are (sqlx's default
+/// `idle_timeout`, docs/configuration.md `max_pool_size`).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The read connections of one MariaDB database.
 pub(crate) struct MySqlReaders {
@@ -182,20 +187,46 @@ impl MySqlReaders {
         }
     }
 
+    /// Put a connection back on the idle list (the most recently used last, the next to be
+    /// handed out), or close it when a statement may be unfinished on it; close the idle
+    /// ones unused for [`IDLE_TIMEOUT`] (the first of the list: after a peak of load the
+    /// connections it opened go away).
     fn give_back(&self, c: ReadConn) {
-        if !c.busy {
+        let mut stale = Vec::new();
+        let mut close = None;
+        {
             let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(list) = idle.as_mut() {
-                list.push(Idle {
-                    conn: c.conn,
-                    created: c.created,
-                    since: Instant::now(),
-                });
-                return;
+            match idle.as_mut() {
+                Some(list) if !c.busy => {
+                    let now = Instant::now();
+                    let n = stale_count(list.iter().map(|i| i.since), now);
+                    stale.extend(list.drain(..n));
+                    list.push(Idle {
+                        conn: c.conn,
+                        created: c.created,
+                        since: now,
+                    });
+                }
+                _ => close = Some(c.conn),
             }
         }
-        close_later(c.conn);
+        for conn in stale.into_iter().map(|i| i.conn).chain(close) {
+            close_later(conn);
+        }
     }
+}
+
+/// How many of the idle connections, given by when each was given back (oldest first, as
+/// the idle list keeps them), have been unused for [`IDLE_TIMEOUT`] at `now`.
+fn stale_count(since: impl Iterator<Item = Instant>, now: Instant) -> usize {
+    let mut n = 0;
+    for t in since {
+        if now.duration_since(t) < IDLE_TIMEOUT {
+            break;
+        }
+        n += 1;
+    }
+    n
 }
 
 /// Close a connection without waiting for it: `COM_QUIT` from a task when there is a
@@ -236,5 +267,23 @@ impl Drop for MySqlReader {
         if let Some(c) = self.conn.take() {
             self.home.give_back(c);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_connections_unused_for_ten_minutes_are_the_stale_ones() {
+        let now = Instant::now() + Duration::from_secs(3600);
+        let ago = |secs: u64| now - Duration::from_secs(secs);
+        assert_eq!(stale_count([].into_iter(), now), 0);
+        assert_eq!(stale_count([ago(5), ago(1)].into_iter(), now), 0);
+        assert_eq!(
+            stale_count([ago(900), ago(600), ago(599), ago(1)].into_iter(), now),
+            2
+        );
+        assert_eq!(stale_count([ago(1200), ago(601)].into_iter(), now), 2);
     }
 }
