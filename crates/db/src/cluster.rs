@@ -311,53 +311,20 @@ pub async fn get_with_relations(
     args.extend(t_args);
     args.extend_from_slice(cw.args());
 
-    // One row per visible nodegroup of the cluster (one with the nodegroup's columns NULL
-    // when it has none), each with the cluster's and the template's columns (NULL when the
-    // template is gone or not visible; `uuid` is unique, so there is at most one). Rows of
-    // several clusters when several visible ones have the name.
-    let mut retried = false;
-    let (cluster, several, template, nodegroups) = loop {
-        let mut cluster: Option<Cluster> = None;
-        let mut several = false;
-        let mut template: Result<Option<TemplateLabels>, DbError> = Ok(None);
-        let mut nodegroups: Result<Vec<NodeGroup>, DbError> = Ok(Vec::new());
-        let mut c = db.acquire_read().await?;
-        let read = c
-            .conn()
-            .fetch_each(&sql, &args, |row| {
-                match &cluster {
-                    None => {
-                        cluster = query.cluster.decode(row)?;
-                        template = query.template.decode(row);
-                    }
-                    Some(first) => {
-                        if query.cluster.id(row)? != Some(first.id) {
-                            several = true;
-                            return Ok(());
-                        }
-                    }
-                }
-                if let Ok(list) = &mut nodegroups {
-                    match query.nodegroup.decode(row) {
-                        Ok(Some(n)) => list.push(n),
-                        Ok(None) => {}
-                        Err(e) => nodegroups = Err(e),
-                    }
-                }
-                Ok(())
-            })
-            .await;
-        match read {
-            Ok(()) => break (cluster, several, template, nodegroups),
-            // A read connection lost since its last use (MariaDB restarted, the network cut
-            // it): once more on a new one, a read can be repeated.
-            Err(e) if !retried && e.is_lost_connection() => {
-                tracing::info!(error = %e, "read connection lost; reading again on a new one");
-                retried = true;
-            }
-            Err(e) => return Err(e),
+    // A read connection lost since its last use (MariaDB restarted, the network cut it):
+    // once more on a new one, a read can be repeated.
+    let ShowRows {
+        cluster,
+        several,
+        template,
+        nodegroups,
+    } = match read_show(db, query, &sql, &args).await {
+        Err(e) if e.is_lost_connection() => {
+            tracing::info!(error = %e, "read connection lost; reading again on a new one");
+            read_show(db, query, &sql, &args).await
         }
-    };
+        r => r,
+    }?;
     let cluster = match cluster {
         None => return Err(DbError::ClusterNotFound(ident.to_string())),
         Some(_) if several => return Err(multiple(ident, by_name)),
@@ -379,6 +346,60 @@ pub async fn get_with_relations(
         nodegroups,
         template,
     })
+}
+
+/// What [`get_with_relations`]'s statement returned, before its checks.
+struct ShowRows {
+    cluster: Option<Cluster>,
+    /// Rows of more than one cluster (several visible ones have the name).
+    several: bool,
+    template: Result<Option<TemplateLabels>, DbError>,
+    nodegroups: Result<Vec<NodeGroup>, DbError>,
+}
+
+/// Run the show's statement on a read connection. One row per visible nodegroup of the
+/// cluster (one with the nodegroup's columns NULL when it has none), each with the cluster's
+/// and the template's columns (NULL when the template is gone or not visible; `uuid` is
+/// unique, so there is at most one). Rows of several clusters when several visible ones
+/// have the name.
+async fn read_show(
+    db: &Database,
+    query: &ShowQuery,
+    sql: &str,
+    args: &[Val],
+) -> Result<ShowRows, DbError> {
+    let mut out = ShowRows {
+        cluster: None,
+        several: false,
+        template: Ok(None),
+        nodegroups: Ok(Vec::new()),
+    };
+    let mut c = db.acquire_read().await?;
+    c.conn()
+        .fetch_each(sql, args, |row| {
+            match &out.cluster {
+                None => {
+                    out.cluster = query.cluster.decode(row)?;
+                    out.template = query.template.decode(row);
+                }
+                Some(first) => {
+                    if query.cluster.id(row)? != Some(first.id) {
+                        out.several = true;
+                        return Ok(());
+                    }
+                }
+            }
+            if let Ok(list) = &mut out.nodegroups {
+                match query.nodegroup.decode(row) {
+                    Ok(Some(n)) => list.push(n),
+                    Ok(None) => {}
+                    Err(e) => out.nodegroups = Err(e),
+                }
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(out)
 }
 
 /// `get_cluster_by_name`: `Conflict` when several visible clusters have that name.

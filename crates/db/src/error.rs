@@ -134,11 +134,16 @@ impl DbError {
     /// closed, broken pipe), or MySQL's 1053 and 1927 (a server shutting down, the session
     /// killed), 2006 or 2013. A read may be tried again on another connection.
     pub fn is_lost_connection(&self) -> bool {
+        matches!(self, DbError::Sqlx(sqlx::Error::Io(_)))
+            || self.has_mysql_code(&["1053", "1927", "2006", "2013"])
+    }
+
+    /// True for a server error whose MySQL code is one of `codes`.
+    fn has_mysql_code(&self, codes: &[&str]) -> bool {
         match self {
-            DbError::Sqlx(sqlx::Error::Io(_)) => true,
-            DbError::Sqlx(sqlx::Error::Database(e)) => e
-                .code()
-                .is_some_and(|c| ["1053", "1927", "2006", "2013"].contains(&c.as_ref())),
+            DbError::Sqlx(sqlx::Error::Database(e)) => {
+                e.code().is_some_and(|c| codes.contains(&c.as_ref()))
+            }
             _ => false,
         }
     }
@@ -147,13 +152,10 @@ impl DbError {
     /// server refused or dropped the connection, did not answer in time, or a MySQL error
     /// 2002 / 2003 / 2006 / 2013 / 1047. Bad credentials, a bad URL or a bad schema are not.
     pub fn is_connection_error(&self) -> bool {
-        match self {
-            DbError::Sqlx(sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut) => true,
-            DbError::Sqlx(sqlx::Error::Database(e)) => e
-                .code()
-                .is_some_and(|c| ["2002", "2003", "2006", "2013", "1047"].contains(&c.as_ref())),
-            _ => false,
-        }
+        matches!(
+            self,
+            DbError::Sqlx(sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut)
+        ) || self.has_mysql_code(&["2002", "2003", "2006", "2013", "1047"])
     }
 
     /// True for the `*NotFound` variants.
