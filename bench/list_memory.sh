@@ -5,6 +5,7 @@
 #   BENCH_DB=mariadb bench/list_memory.sh    # the test MariaDB (tests/services/start.sh first)
 #   BENCH_REQUEST=show bench/list_memory.sh  # GET /v1/clusters/<uuid> instead of the list
 #   BENCH_PERF=/tmp/perf.data ...            # perf record -g of the server during the load
+#   BENCH_PERF_DB=/tmp/db.data ...           # and of mariadbd (BENCH_DB=mariadb)
 #   BENCH_LIST_CONCURRENCY=1 ...          # [openkeel] list_concurrency (0: the cores)
 # Prints VmRSS at idle, VmHWM after the load, and wrk's req/s and p99. Extra server environment can be
 # given in BENCH_ENV.
@@ -74,10 +75,15 @@ cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in ticks
 # MariaDB: the server's CPU as well (the test MariaDB of tests/services)
 DBPID=
 [ "${BENCH_DB:-sqlite}" = mariadb ] && DBPID=$(pgrep -f "mariadbd --defaults-file=${OPENKEEL_TEST_HOME:-/var/tmp/openkeel-test}/mariadb/" | head -1)
+if [ -n "${BENCH_PERF_DB:-}" ] && [ -n "$DBPID" ]; then
+    perf record -g -o "$BENCH_PERF_DB" -p "$DBPID" -- sleep "$SECS" >/dev/null 2>&1 &
+    PERFDB=$!
+fi
 cpu0=$(cpu "$SERVER"); db0=${DBPID:+$(cpu "$DBPID")}
 wrk --latency -t2 -c"$C" -d"${SECS}s" "${H[@]}" "$TARGET" >"$RUN/wrk.txt"
 cpu1=$(cpu "$SERVER"); db1=${DBPID:+$(cpu "$DBPID")}
 [ -n "${BENCH_PERF:-}" ] && wait "$PERF"
+[ -n "${PERFDB:-}" ] && wait "$PERFDB"
 hwm=$(kb VmHWM); after=$(kb VmRSS)
 rps=$(awk '/Requests\/sec/ {print $2}' "$RUN/wrk.txt")
 p99=$(awk '$1 == "99%" {print $2; exit}' "$RUN/wrk.txt")

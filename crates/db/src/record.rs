@@ -11,14 +11,15 @@ pub(crate) trait Record: Sized + Clone {
     /// Every column, in MariaDB column order.
     const COLUMNS: &'static [Column];
     /// Decode a row, reading each column (in [`Record::COLUMNS`] order) under the name
-    /// `name(column)` gives.
-    fn from_row_with<'n>(
+    /// `name(column)` gives; a column it gives no name for (not selected) is left at its
+    /// type's default.
+    fn from_row_some_with<'n>(
         row: &Row,
-        name: impl FnMut(&'static str) -> Result<&'n str, DbError>,
+        name: impl FnMut(&'static str) -> Result<Option<&'n str>, DbError>,
     ) -> Result<Self, DbError>;
     /// Decode a row of `SELECT <all columns> FROM table`.
     fn from_row(row: &Row) -> Result<Self, DbError> {
-        Self::from_row_with(row, Ok)
+        Self::from_row_some_with(row, |col| Ok(Some(col)))
     }
     /// The value of `column` as it is bound in SQL (JSON columns as their JSON text; `NULL`
     /// for `None`); `None` for an unknown column.
@@ -246,12 +247,15 @@ macro_rules! record {
                     json_empty: $crate::record::kind::$kind::JSON_EMPTY,
                 } ),*
             ];
-            fn from_row_with<'n>(
+            fn from_row_some_with<'n>(
                 row: &$crate::backend::Row,
-                mut name: impl FnMut(&'static str) -> Result<&'n str, $crate::DbError>,
+                mut name: impl FnMut(&'static str) -> Result<Option<&'n str>, $crate::DbError>,
             ) -> Result<Self, $crate::DbError> {
                 Ok(Self {
-                    $( $col: $crate::record::kind::$kind::decode($table, row, name(stringify!($col))?)?, )*
+                    $( $col: match name(stringify!($col))? {
+                        Some(n) => $crate::record::kind::$kind::decode($table, row, n)?,
+                        None => Default::default(),
+                    }, )*
                 })
             }
             fn get(&self, column: &str) -> Option<$crate::backend::Val> {
@@ -304,8 +308,9 @@ pub(crate) fn select_all<T: Record>() -> &'static str {
 pub(crate) struct Joined<T> {
     /// The select list.
     pub select: String,
-    /// The result name of each column of `T::COLUMNS`, in that order.
-    names: Vec<String>,
+    /// The result name of each column of `T::COLUMNS`, in that order (`None`: not
+    /// selected).
+    names: Vec<Option<String>>,
     /// The result name of `id`.
     id_name: String,
     _record: std::marker::PhantomData<fn() -> T>,
@@ -327,13 +332,30 @@ pub(crate) fn joined_select<'a>(alias: &str, columns: impl IntoIterator<Item = &
 }
 
 impl<T: Record> Joined<T> {
+    /// Every column of `T`.
     pub(crate) fn new(alias: &str) -> Self {
+        Self::with(alias, |_| true)
+    }
+
+    /// Only `id` and `columns` of `T` (`T::COLUMNS` names); a decoded `T` has its other
+    /// fields at their defaults. On MariaDB each column of a result costs its definition
+    /// on the wire and in both processes at every execution of a statement.
+    pub(crate) fn only(alias: &str, columns: &[&str]) -> Self {
+        debug_assert!(columns.iter().all(|c| column::<T>(c).is_some()));
+        Self::with(alias, |c| c == "id" || columns.contains(&c))
+    }
+
+    fn with(alias: &str, selected: impl Fn(&str) -> bool) -> Self {
+        let names: Vec<Option<String>> = T::COLUMNS
+            .iter()
+            .map(|c| selected(c.name).then(|| joined_name(alias, c.name)))
+            .collect();
         Joined {
-            select: joined_select(alias, T::COLUMNS.iter().map(|c| c.name)),
-            names: T::COLUMNS
-                .iter()
-                .map(|c| joined_name(alias, c.name))
-                .collect(),
+            select: joined_select(
+                alias,
+                T::COLUMNS.iter().map(|c| c.name).filter(|c| selected(c)),
+            ),
+            names,
             id_name: joined_name(alias, "id"),
             _record: std::marker::PhantomData,
         }
@@ -350,10 +372,10 @@ impl<T: Record> Joined<T> {
             return Ok(None);
         }
         let mut names = self.names.iter();
-        T::from_row_with(row, |col| {
+        T::from_row_some_with(row, |col| {
             names
                 .next()
-                .map(String::as_str)
+                .map(Option::as_deref)
                 .ok_or_else(|| decode_err(T::TABLE, col, "not in the result"))
         })
         .map(Some)
