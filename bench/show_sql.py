@@ -84,8 +84,9 @@ def main():
     login = dict(host=u.hostname, port=u.port or 3306, user=u.username,
                  password=urllib.parse.unquote(u.password or ""))
     db = f"okbench_showsql_{os.getpid()}"
-    admin = pymysql.connect(**login)
+    admin = pymysql.connect(autocommit=True, **login)
     admin.cursor().execute(f"CREATE DATABASE `{db}`")
+    conn = None
     try:
         subprocess.run([args.db_manage, "--database-url", f"{url}/{db}", "upgrade"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -94,7 +95,9 @@ def main():
                         "--project", PROJECT, "--seed", "1",
                         "--timestamp", "2026-12-01 00:00:00"],
                        check=True, stdout=subprocess.DEVNULL)
-        conn = pymysql.connect(database=db, **login)
+        # autocommit: no transaction left open to hold the tables' metadata locks, which
+        # the DROP DATABASE below would wait for
+        conn = pymysql.connect(database=db, autocommit=True, **login)
         cur = conn.cursor()
         cur.execute("SHOW COLUMNS FROM cluster")
         cluster_cols = [r[0] for r in cur.fetchall()]
@@ -114,8 +117,9 @@ def main():
                 c1, t1 = cpu_seconds(pid), time.monotonic()
                 print(f"round {rnd} {name:16s} mariadbd {1000 * (c1 - c0) / args.n:.3f} ms "
                       f"wall {1000 * (t1 - t0) / args.n:.3f} ms per statement", flush=True)
-        conn.close()
     finally:
+        if conn is not None:
+            conn.close()
         admin.cursor().execute(f"DROP DATABASE IF EXISTS `{db}`")
 
 
