@@ -612,8 +612,7 @@ impl Conn<'_> {
         args: &[Val],
     ) -> Result<Vec<Row<'static>>, DbError> {
         tracing::trace!(sql, "fetch");
-        self.statements.fetch_add(1, Ordering::Relaxed);
-        self.mark_busy(true);
+        self.begin_statement();
         let rows = match &mut self.kind {
             ConnKind::MySql(c) => {
                 match bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
@@ -638,7 +637,7 @@ impl Conn<'_> {
                 .map(Row::Owned)
                 .collect(),
         };
-        self.mark_busy(false);
+        self.end_statement();
         Ok(rows)
     }
 
@@ -652,8 +651,7 @@ impl Conn<'_> {
     ) -> Result<Vec<T>, DbError> {
         use futures_util::TryStreamExt;
         tracing::trace!(sql, "fetch");
-        self.statements.fetch_add(1, Ordering::Relaxed);
-        self.mark_busy(true);
+        self.begin_statement();
         let mut out = Vec::new();
         match &mut self.kind {
             ConnKind::MySql(c) => {
@@ -681,7 +679,7 @@ impl Conn<'_> {
                 Ok(())
             })?,
         }
-        self.mark_busy(false);
+        self.end_statement();
         Ok(out)
     }
 
@@ -694,8 +692,7 @@ impl Conn<'_> {
     ) -> Result<(), DbError> {
         use futures_util::TryStreamExt;
         tracing::trace!(sql, "fetch");
-        self.statements.fetch_add(1, Ordering::Relaxed);
-        self.mark_busy(true);
+        self.begin_statement();
         match &mut self.kind {
             ConnKind::MySql(c) => {
                 let q = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args);
@@ -721,15 +718,14 @@ impl Conn<'_> {
                 crate::reader::for_each_row(lite(c)?, sql, args, |r| f(&Row::Lite(r)))?
             }
         }
-        self.mark_busy(false);
+        self.end_statement();
         Ok(())
     }
 
     /// Execute a statement; returns (rows affected, last insert id).
     pub(crate) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<(u64, i64), DbError> {
         tracing::trace!(sql, "execute");
-        self.statements.fetch_add(1, Ordering::Relaxed);
-        self.mark_busy(true);
+        self.begin_statement();
         let done = match &mut self.kind {
             ConnKind::MySql(c) => {
                 let r = bind_all!(sqlx::query::<MySql>(AssertSqlSafe(sql.to_string())), args)
@@ -748,15 +744,14 @@ impl Conn<'_> {
             }
             ConnKind::Reader(c) => crate::reader::execute(lite(c)?, sql, args)?,
         };
-        self.mark_busy(false);
+        self.end_statement();
         Ok(done)
     }
 
     /// Run SQL without parameters through the simple-query protocol (DDL).
     pub(crate) async fn execute_raw(&mut self, sql: &str) -> Result<(), DbError> {
         tracing::debug!(sql, "execute");
-        self.statements.fetch_add(1, Ordering::Relaxed);
-        self.mark_busy(true);
+        self.begin_statement();
         match &mut self.kind {
             ConnKind::MySql(c) => {
                 (&mut **c).execute(AssertSqlSafe(sql.to_string())).await?;
@@ -766,14 +761,23 @@ impl Conn<'_> {
             }
             ConnKind::Reader(c) => crate::reader::execute_batch(lite(c)?, sql)?,
         }
-        self.mark_busy(false);
+        self.end_statement();
         Ok(())
     }
 
-    /// Mark the start (`true`) or the end (`false`) of a statement on a
-    /// [`crate::mysql_reader`] connection; an error leaves the mark set (the connection is
-    /// then closed, not reused).
-    fn mark_busy(&mut self, busy: bool) {
+    /// A statement starts: counted, and a [`crate::mysql_reader`] connection marked busy
+    /// until [`Conn::end_statement`] (an error returns before it: the mark stays set and
+    /// the connection is closed, not reused).
+    fn begin_statement(&mut self) {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        self.set_busy(true);
+    }
+
+    fn end_statement(&mut self) {
+        self.set_busy(false);
+    }
+
+    fn set_busy(&mut self, busy: bool) {
         if let Some(b) = self.busy.as_deref_mut() {
             *b = busy;
         }

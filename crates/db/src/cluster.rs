@@ -220,36 +220,6 @@ pub struct TemplateLabels {
     pub labels: Option<openkeel_core::objects::StringMap>,
 }
 
-/// The columns of [`TemplateLabels`] in a show's join (`t`).
-struct TemplateLabelsColumns {
-    select: String,
-    id: String,
-    uuid: String,
-    labels: String,
-}
-
-impl TemplateLabelsColumns {
-    fn new(alias: &str) -> Self {
-        TemplateLabelsColumns {
-            select: record::joined_select(alias, ["id", "uuid", "labels"]),
-            id: record::joined_name(alias, "id"),
-            uuid: record::joined_name(alias, "uuid"),
-            labels: record::joined_name(alias, "labels"),
-        }
-    }
-
-    /// `None` when the outer join found no template (its `id` is NULL).
-    fn decode(&self, row: &crate::backend::Row) -> Result<Option<TemplateLabels>, DbError> {
-        if row.opt_i32(&self.id)?.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(TemplateLabels {
-            uuid: row.opt_string(&self.uuid)?.unwrap_or_default(),
-            labels: record::kind::opt_dict::decode(ClusterTemplate::TABLE, row, &self.labels)?,
-        }))
-    }
-}
-
 /// The statement of [`get_with_relations`] up to its conditions, and its three tables'
 /// columns, built once.
 struct ShowQuery {
@@ -259,7 +229,7 @@ struct ShowQuery {
     template_join: String,
     cluster: record::Joined<Cluster>,
     nodegroup: record::Joined<NodeGroup>,
-    template: TemplateLabelsColumns,
+    template: record::Joined<ClusterTemplate>,
 }
 
 fn show_query() -> &'static ShowQuery {
@@ -268,7 +238,7 @@ fn show_query() -> &'static ShowQuery {
         let (cluster, nodegroup, template) = (
             record::Joined::<Cluster>::new("c"),
             record::Joined::<NodeGroup>::only("n", VIEWED_NODEGROUP_COLUMNS),
-            TemplateLabelsColumns::new("t"),
+            record::Joined::<ClusterTemplate>::only("t", &["uuid", "labels"]),
         );
         ShowQuery {
             head: format!(
@@ -395,7 +365,12 @@ async fn read_show(
             match &out.cluster {
                 None => {
                     out.cluster = query.cluster.decode(row)?;
-                    out.template = query.template.decode(row);
+                    out.template = query.template.decode(row).map(|t| {
+                        t.map(|t| TemplateLabels {
+                            uuid: t.uuid.unwrap_or_default(),
+                            labels: t.labels,
+                        })
+                    });
                 }
                 Some(first) => {
                     if query.cluster.id(row)? != Some(first.id) {

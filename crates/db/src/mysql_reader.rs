@@ -219,14 +219,9 @@ impl MySqlReaders {
 /// How many of the idle connections, given by when each was given back (oldest first, as
 /// the idle list keeps them), have been unused for [`IDLE_TIMEOUT`] at `now`.
 fn stale_count(since: impl Iterator<Item = Instant>, now: Instant) -> usize {
-    let mut n = 0;
-    for t in since {
-        if now.duration_since(t) < IDLE_TIMEOUT {
-            break;
-        }
-        n += 1;
-    }
-    n
+    since
+        .take_while(|t| now.duration_since(*t) >= IDLE_TIMEOUT)
+        .count()
 }
 
 /// Close a connection without waiting for it: `COM_QUIT` from a task when there is a
