@@ -15,15 +15,39 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// Commands the client sent, by MySQL command byte (the first byte of a packet with
-/// sequence id 0).
+/// sequence id 0), and the column definitions the server sent.
 #[derive(Default)]
 struct Commands {
     ping: AtomicU64,
     execute: AtomicU64,
     other: AtomicU64,
+    /// Server packets that are column definitions (their catalog, always `def`, first).
+    definitions: AtomicU64,
 }
 
-/// A TCP proxy in front of MariaDB that reads the client's packets as they pass.
+/// Reads MySQL packets (3 bytes length, 1 byte sequence id, payload) from `from`, hands each
+/// header and payload to `seen` and passes it on to `to`, until either side closes.
+async fn relay_packets(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    seen: impl Fn(&[u8; 4], &[u8]),
+) {
+    let mut header = [0u8; 4];
+    while from.read_exact(&mut header).await.is_ok() {
+        let len =
+            usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+        let mut payload = vec![0u8; len];
+        if from.read_exact(&mut payload).await.is_err() {
+            break;
+        }
+        seen(&header, &payload);
+        if to.write_all(&header).await.is_err() || to.write_all(&payload).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// A TCP proxy in front of MariaDB that reads the packets of both sides as they pass.
 async fn counting_proxy(upstream: String) -> (String, Arc<Commands>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
@@ -34,37 +58,25 @@ async fn counting_proxy(upstream: String) -> (String, Arc<Commands>) {
             let Ok(server) = TcpStream::connect(&upstream).await else {
                 continue;
             };
-            let (mut cr, mut cw) = client.into_split();
-            let (mut sr, mut sw) = server.into_split();
-            tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut sr, &mut cw).await;
-            });
-            let counted = counted.clone();
-            tokio::spawn(async move {
-                // client -> server, packet by packet: 3 bytes length, 1 byte sequence id
-                let mut header = [0u8; 4];
-                while cr.read_exact(&mut header).await.is_ok() {
-                    let len = usize::from(header[0])
-                        | usize::from(header[1]) << 8
-                        | usize::from(header[2]) << 16;
-                    let mut payload = vec![0u8; len];
-                    if cr.read_exact(&mut payload).await.is_err() {
-                        break;
-                    }
-                    if header[3] == 0 {
-                        let counter = match payload.first() {
-                            Some(0x0e) => &counted.ping,
-                            Some(0x17) => &counted.execute,
-                            _ => &counted.other,
-                        };
-                        counter.fetch_add(1, Ordering::SeqCst);
-                    }
-                    if sw.write_all(&header).await.is_err() || sw.write_all(&payload).await.is_err()
-                    {
-                        break;
-                    }
+            let (cr, cw) = client.into_split();
+            let (sr, sw) = server.into_split();
+            let counted_server = counted.clone();
+            tokio::spawn(relay_packets(sr, cw, move |_, payload| {
+                if payload.starts_with(b"\x03def") {
+                    counted_server.definitions.fetch_add(1, Ordering::SeqCst);
                 }
-            });
+            }));
+            let counted = counted.clone();
+            tokio::spawn(relay_packets(cr, sw, move |header, payload| {
+                if header[3] == 0 {
+                    let counter = match payload.first() {
+                        Some(0x0e) => &counted.ping,
+                        Some(0x17) => &counted.execute,
+                        _ => &counted.other,
+                    };
+                    counter.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
         }
     });
     (addr, commands)
@@ -188,6 +200,81 @@ async fn a_show_on_a_connection_the_server_dropped_is_read_again() {
     cluster::get_with_relations(&db, &scope, &uuid)
         .await
         .unwrap();
+    admin.close().await;
+    db.close().await;
+}
+
+/// MariaDB (10.6 and later) sends a prepared statement's column definitions once, not at every
+/// execution, when the client asks for it (`MARIADB_CLIENT_CACHE_METADATA`, asked by OpenKeel's
+/// patched sqlx-mysql, `vendor/README.md`): a show's 42 result columns are not described again
+/// at each show. When a column's definition changes, the server sends them again and the show
+/// reads its row with the new ones.
+#[tokio::test]
+async fn mariadb_describes_a_shows_columns_once_until_they_change() {
+    let Some(guard) = openkeel_tests::fresh_mysql_database().await else {
+        eprintln!("no test MariaDB (OPENKEEL_TEST_MYSQL_URL): nothing to check");
+        return;
+    };
+    let upstream = {
+        let (at, end) = authority(guard.url());
+        guard.url()[at..end].to_string()
+    };
+    let (addr, commands) = counting_proxy(upstream).await;
+    let db = Database::connect(&via(guard.url(), &addr)).await.unwrap();
+    let uuid = one_cluster(&db).await;
+    let scope = Scope::project("p1");
+    let definitions = || commands.definitions.load(Ordering::SeqCst);
+    // the first show prepares its statement: its column definitions come then
+    let before = definitions();
+    cluster::get_with_relations(&db, &scope, &uuid)
+        .await
+        .unwrap();
+    assert!(
+        definitions() - before >= 42,
+        "the statement's prepare describes its columns: {}",
+        definitions() - before
+    );
+
+    let before = definitions();
+    for _ in 0..20 {
+        let shown = cluster::get_with_relations(&db, &scope, &uuid)
+            .await
+            .unwrap();
+        assert_eq!(shown.cluster.name.as_deref(), Some("c"));
+    }
+    assert_eq!(
+        definitions() - before,
+        0,
+        "column definitions the server sent for 20 executions of the prepared show"
+    );
+
+    // a column of the show changes its definition (length): described again, then cached again
+    let admin = Database::connect(guard.url()).await.unwrap();
+    let openkeel_db::Pool::MySql(pool) = admin.pool() else {
+        panic!("a MariaDB pool")
+    };
+    sqlx::query("ALTER TABLE cluster MODIFY name VARCHAR(300)")
+        .execute(pool)
+        .await
+        .unwrap();
+    let before = definitions();
+    let shown = cluster::get_with_relations(&db, &scope, &uuid)
+        .await
+        .unwrap();
+    assert_eq!(shown.cluster.name.as_deref(), Some("c"));
+    assert!(
+        definitions() - before >= 42,
+        "the changed statement describes its columns again: {}",
+        definitions() - before
+    );
+    let before = definitions();
+    for _ in 0..5 {
+        let shown = cluster::get_with_relations(&db, &scope, &uuid)
+            .await
+            .unwrap();
+        assert_eq!(shown.cluster.uuid.as_deref(), Some(uuid.as_str()));
+    }
+    assert_eq!(definitions() - before, 0, "after the change, cached again");
     admin.close().await;
     db.close().await;
 }
