@@ -67,14 +67,19 @@ impl<'a> ObjectWriter<'a> {
         ObjectWriter { out, empty: true }
     }
 
-    pub fn field(&mut self, key: &str, value: &Value) {
+    /// A field whose value `write` appends to the text itself (as `json.dumps` would write it).
+    pub fn field_with(&mut self, key: &str, write: impl FnOnce(&mut String)) {
         if !self.empty {
             self.out.push_str(", ");
         }
         self.empty = false;
         write_str(self.out, key);
         self.out.push_str(": ");
-        write_value(self.out, value);
+        write(self.out);
+    }
+
+    pub fn field(&mut self, key: &str, value: &Value) {
+        self.field_with(key, |out| write_value(out, value));
     }
 
     pub fn finish(self) {
@@ -82,15 +87,47 @@ impl<'a> ObjectWriter<'a> {
     }
 }
 
+/// Whether byte `b` is written as itself: printable ASCII but `"` and `\\`.
+fn is_plain(b: u8) -> bool {
+    (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\'
+}
+
+/// Whether all 8 bytes of `w` are plain ([`is_plain`]), tested together (SWAR): for each
+/// byte, `x - n` borrows into its high bit, where `x` had none, exactly when `x < n`; a word
+/// has such a byte if and only if the combined mask is non-zero (a borrow from a lower byte
+/// only ever follows a byte that is itself below `n`).
+fn all_plain(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let control = below(w, 0x20);
+    let non_ascii = w & HIGH;
+    let delete = below(w ^ (ONES * 0x7f), 1);
+    let quote = below(w ^ (ONES * u64::from(b'"')), 1);
+    let backslash = below(w ^ (ONES * u64::from(b'\\')), 1);
+    control | non_ascii | delete | quote | backslash == 0
+}
+
 /// A JSON string literal with Python's `ensure_ascii=True` escaping. Runs of printable ASCII
-/// (most of every body) are copied whole.
+/// (most of every body) are found 8 bytes at a time and copied whole.
 pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
     let bytes = s.as_bytes();
     let (mut i, mut plain_from) = (0, 0);
     while i < bytes.len() {
-        let b = bytes[i];
-        if (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\' {
+        while let Some(word) = bytes
+            .get(i..i + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        {
+            if !all_plain(u64::from_le_bytes(word)) {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
+        if is_plain(b) {
             i += 1;
             continue;
         }
@@ -180,6 +217,21 @@ mod tests {
             out.push('"');
             out
         }
+        // every character at every offset of the 8-byte words, among plain bytes
+        let mut at_every_offset = Vec::new();
+        for c in (0u8..128).map(char::from).chain(['é', '\u{80}', '😀']) {
+            for offset in 0..17 {
+                let mut t = "a".repeat(offset);
+                t.push(c);
+                t.push_str(&"z".repeat(20 - offset));
+                at_every_offset.push(t);
+            }
+        }
+        for t in &at_every_offset {
+            let mut out = String::new();
+            write_str(&mut out, t);
+            assert_eq!(out, reference(t), "{t:?}");
+        }
         let every_ascii: String = (0u8..128).map(char::from).collect();
         for s in [
             "",
@@ -193,6 +245,26 @@ mod tests {
             let mut out = String::new();
             write_str(&mut out, s);
             assert_eq!(out, reference(s), "{s:?}");
+        }
+    }
+
+    /// The word test agrees with the byte test on every byte value in every position, next
+    /// to every other byte value (borrows run from low bytes to high ones).
+    #[test]
+    fn a_word_is_plain_when_each_byte_is() {
+        for b in 0..=255u8 {
+            for next in 0..=255u8 {
+                for at in 0..7 {
+                    let mut word = [b'a'; 8];
+                    word[at] = b;
+                    word[at + 1] = next;
+                    assert_eq!(
+                        all_plain(u64::from_le_bytes(word)),
+                        is_plain(b) && is_plain(next),
+                        "{word:?}"
+                    );
+                }
+            }
         }
     }
 
