@@ -4,6 +4,7 @@
 //! honours the proxy headers when configured); Magnum adds `SCRIPT_NAME`, which is empty for
 //! OpenKeel's listener.
 
+use openkeel_core::pyjson::write_str;
 use serde_json::{json, Value};
 
 /// `link.build_url(resource, resource_args, bookmark, base_url)`:
@@ -40,6 +41,22 @@ pub fn self_and_bookmark(base_url: &str, resource: &str, args: &str) -> Value {
     ])
 }
 
+/// [`self_and_bookmark`] appended to `out` as `json.dumps` text, without building it.
+pub fn write_self_and_bookmark(out: &mut String, base_url: &str, resource: &str, args: &str) {
+    out.push('[');
+    for (rel, bookmark) in [("self", false), ("bookmark", true)] {
+        if bookmark {
+            out.push_str(", ");
+        }
+        out.push_str("{\"href\": ");
+        write_str(out, &build_url(base_url, resource, args, bookmark));
+        out.push_str(", \"rel\": ");
+        write_str(out, rel);
+        out.push('}');
+    }
+    out.push(']');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,6 +72,19 @@ mod tests {
             )),
             r#"[{"href": "http://h:9511/v1/clustertemplates/u-1", "rel": "self"}, {"href": "http://h:9511/clustertemplates/u-1", "rel": "bookmark"}]"#
         );
+    }
+
+    #[test]
+    fn written_links_are_the_dumped_ones() {
+        for (host, args) in [
+            ("http://h:9511", "u-1"),
+            ("https://é.example/magnum", "c/nodegroups/\"x\"\\"),
+            ("", ""),
+        ] {
+            let mut out = String::new();
+            write_self_and_bookmark(&mut out, host, "clusters", args);
+            assert_eq!(out, dumps(&self_and_bookmark(host, "clusters", args)));
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::types;
 use super::wsme::Attr;
-use crate::links::self_and_bookmark;
+use crate::links::{self_and_bookmark, write_self_and_bookmark};
 use crate::microversion::Version;
 use crate::resources::cluster_templates::isoformat;
 use chrono::NaiveDateTime;
@@ -112,6 +112,39 @@ fn status(c: &Cluster) -> Value {
     c.status.map_or(Value::Null, |s| Value::from(s.as_str()))
 }
 
+/// An attribute's value: a string column or the links borrowed from the cluster (written
+/// into a body without a copy), or any other value.
+enum Field<'a> {
+    /// A string column; `null` when unset.
+    Str(Option<&'a str>),
+    /// The cluster's `self` and `bookmark` links.
+    Links {
+        host: &'a str,
+        uuid: &'a str,
+    },
+    Value(Value),
+}
+
+impl Field<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Field::Str(s) => s.map_or(Value::Null, Value::from),
+            Field::Links { host, uuid } => self_and_bookmark(host, "clusters", uuid),
+            Field::Value(v) => v,
+        }
+    }
+
+    /// Append `json.dumps(self.into_value())` to `out`.
+    fn write(&self, out: &mut String) {
+        match self {
+            Field::Str(Some(s)) => openkeel_core::pyjson::write_str(out, s),
+            Field::Str(None) => out.push_str("null"),
+            Field::Links { host, uuid } => write_self_and_bookmark(out, host, "clusters", uuid),
+            Field::Value(v) => openkeel_core::pyjson::write_value(out, v),
+        }
+    }
+}
+
 /// The value of each attribute of one cluster, for [`cluster_summary`] and [`cluster_full`].
 struct ClusterValues<'a> {
     c: &'a Cluster,
@@ -123,69 +156,82 @@ struct ClusterValues<'a> {
     faults: Option<Value>,
 }
 
-impl ClusterValues<'_> {
+impl<'a> ClusterValues<'a> {
     /// The value of attribute `name`; `None` when the attribute is not shown.
-    fn get(&mut self, name: &str) -> Option<Value> {
+    fn get(&mut self, name: &str) -> Option<Field<'a>> {
         let c = self.c;
-        let diff = |i: usize, d: &Option<(Value, Value, Value)>| {
-            d.as_ref()
-                .map_or(Value::Null, |(o, a, s)| [o, a, s][i].clone())
+        // each attribute is asked for once: its part of the diff is handed over, not copied
+        let diff = |i: usize, d: &mut Option<(Value, Value, Value)>| {
+            d.as_mut().map_or(Value::Null, |(o, a, s)| {
+                std::mem::take(match i {
+                    0 => o,
+                    1 => a,
+                    _ => s,
+                })
+            })
         };
-        Some(match name {
-            "uuid" => opt(&c.uuid),
-            "name" => opt(&c.name),
-            "cluster_template_id" => opt(&c.cluster_template_id),
-            "keypair" => opt(&c.keypair),
+        let text = |v: &'a Option<String>| Some(Field::Str(v.as_deref()));
+        match name {
+            "uuid" => return text(&c.uuid),
+            "name" => return text(&c.name),
+            "cluster_template_id" => return text(&c.cluster_template_id),
+            "keypair" => return text(&c.keypair),
+            "master_flavor_id" => return text(&c.master_flavor_id),
+            "flavor_id" => return text(&c.flavor_id),
+            "links" => {
+                return Some(Field::Links {
+                    host: self.host,
+                    uuid: c.uuid.as_deref().unwrap_or_default(),
+                })
+            }
+            // the same column under its 1.13 name
+            "stack_id" | "cluster_id" => return text(&c.stack_id),
+            "status_reason" => return text(&c.status_reason),
+            "discovery_url" => return text(&c.discovery_url),
+            "api_address" => return text(&c.api_address),
+            "coe_version" => return text(&c.coe_version),
+            "container_version" => return text(&c.container_version),
+            "project_id" => return text(&c.project_id),
+            "user_id" => return text(&c.user_id),
+            "fixed_network" => return text(&c.fixed_network),
+            "fixed_subnet" => return text(&c.fixed_subnet),
+            _ => {}
+        }
+        Some(Field::Value(match name {
             "node_count" => Value::from(self.n.node_count),
             "master_count" => Value::from(self.n.master_count),
             "docker_volume_size" => opt(&c.docker_volume_size),
             "labels" => opt_map(&c.labels),
-            "master_flavor_id" => opt(&c.master_flavor_id),
-            "flavor_id" => opt(&c.flavor_id),
             "create_timeout" => opt(&c.create_timeout),
-            "links" => {
-                self_and_bookmark(self.host, "clusters", c.uuid.as_deref().unwrap_or_default())
-            }
-            // the same column under its 1.13 name
-            "stack_id" | "cluster_id" => opt(&c.stack_id),
             "status" => status(c),
-            "status_reason" => opt(&c.status_reason),
             "health_status" => c
                 .health_status
                 .map_or(Value::Null, |s| Value::from(s.as_str())),
             "health_status_reason" => opt_map(&c.health_status_reason),
-            "discovery_url" => opt(&c.discovery_url),
-            "api_address" => opt(&c.api_address),
-            "coe_version" => opt(&c.coe_version),
-            "container_version" => opt(&c.container_version),
-            "project_id" => opt(&c.project_id),
-            "user_id" => opt(&c.user_id),
             "node_addresses" => Value::from(self.n.node_addresses.clone()),
             "master_addresses" => Value::from(self.n.master_addresses.clone()),
             "faults" => self.faults.take()?,
-            "fixed_network" => opt(&c.fixed_network),
-            "fixed_subnet" => opt(&c.fixed_subnet),
             "floating_ip_enabled" => Value::Bool(c.floating_ip_enabled.unwrap_or(true)),
             "merge_labels" => Value::Bool(false),
-            "labels_overridden" => diff(0, &self.diff),
-            "labels_added" => diff(1, &self.diff),
-            "labels_skipped" => diff(2, &self.diff),
+            "labels_overridden" => diff(0, &mut self.diff),
+            "labels_added" => diff(1, &mut self.diff),
+            "labels_skipped" => diff(2, &mut self.diff),
             "master_lb_enabled" => Value::Bool(c.master_lb_enabled.unwrap_or(false)),
             "created_at" => iso(c.created_at),
             "updated_at" => iso(c.updated_at),
             // An attribute declared without a value here prints as WSME prints an unset one.
             _ => Value::Null,
-        })
+        }))
     }
 }
 
 /// Each shown attribute of `attrs` (a list of `types::cluster`), name and value in their
 /// order, to `emit`: `stack_id` up to 1.12, `cluster_id` from 1.13.
-fn each_attr<'a>(
+fn each_attr<'a, 'c>(
     attrs: impl IntoIterator<Item = &'a Attr>,
     version: Version,
-    mut values: ClusterValues<'_>,
-    mut emit: impl FnMut(&'static str, Value),
+    mut values: ClusterValues<'c>,
+    mut emit: impl FnMut(&'static str, Field<'c>),
 ) {
     let hidden = if version.at_least(13) {
         "stack_id"
@@ -211,7 +257,7 @@ fn render_cluster<'a>(
     let attrs = attrs.into_iter();
     let mut m = Map::with_capacity(attrs.size_hint().0);
     each_attr(attrs, version, values, |k, v| {
-        m.insert(k.to_string(), v);
+        m.insert(k.to_string(), v.into_value());
     });
     Value::Object(m)
 }
@@ -224,7 +270,9 @@ fn write_cluster<'a>(
     values: ClusterValues<'_>,
 ) {
     let mut o = openkeel_core::pyjson::ObjectWriter::new(out);
-    each_attr(attrs, version, values, |k, v| o.field(k, &v));
+    each_attr(attrs, version, values, |k, v| {
+        o.field_with(k, |out| v.write(out))
+    });
     o.finish();
 }
 
@@ -523,6 +571,92 @@ mod tests {
             .and_then(|d| d.and_hms_micro_opt(6, 52, 0, 5))
             .unwrap();
         assert_eq!(iso(Some(d0)), json!("2026-07-17T06:52:00.000005+00:00"));
+    }
+
+    /// The body written straight as text is `json.dumps` of the rendered object, for a
+    /// cluster with every attribute set (strings that need escaping among them) and one with
+    /// none, at the microversions where the attributes change.
+    #[test]
+    fn written_clusters_are_the_dumped_ones() {
+        use openkeel_core::objects::{ClusterStatus, NodeGroup};
+        use openkeel_core::pyjson::dumps;
+        let text = |s: &str| Some(s.to_string());
+        let labels = |pairs: &[(&str, &str)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect::<StringMap>(),
+            )
+        };
+        let full = Cluster {
+            uuid: text("5d12f6fd-a196-4bf0-ae4c-1f639a523a52"),
+            name: text("k8s \"prod\" é"),
+            cluster_template_id: text("t-1"),
+            keypair: text("kp"),
+            docker_volume_size: Some(10),
+            labels: labels(&[("a", "9"), ("c", "3")]),
+            master_flavor_id: text("m1.large"),
+            flavor_id: text("m1.small"),
+            create_timeout: Some(60),
+            stack_id: text("stack\\1"),
+            status: Some(ClusterStatus::CreateFailed),
+            status_reason: text("line\nbreak"),
+            discovery_url: text("https://discovery.example/x"),
+            api_address: text("https://10.0.0.5:6443"),
+            coe_version: text("v1.31.1"),
+            container_version: text("1.12.6"),
+            project_id: text("p1"),
+            user_id: text("u1"),
+            fixed_network: text("net"),
+            fixed_subnet: text("subnet"),
+            floating_ip_enabled: Some(false),
+            master_lb_enabled: Some(true),
+            created_at: NaiveDate::from_ymd_opt(2026, 7, 17).and_then(|d| d.and_hms_opt(6, 52, 54)),
+            ..Cluster::default()
+        };
+        let ngs = vec![NodeGroup {
+            name: "default-worker".into(),
+            role: text("worker"),
+            node_count: Some(2),
+            node_addresses: Some(vec!["10.0.0.7".into()]),
+            status: Some(ClusterStatus::CreateFailed),
+            status_reason: text("quota"),
+            ..NodeGroup::default()
+        }];
+        let template = labels(&[("a", "1"), ("b", "2")]);
+        for c in [&full, &Cluster::default()] {
+            for v in [(1, 1), (1, 12), (1, 13), (1, 14)] {
+                let version = Version::new(v.0, v.1);
+                let host = "http://h:9511";
+                let mut out = String::new();
+                write_cluster_full(
+                    &mut out,
+                    c,
+                    &ngs,
+                    template.as_ref(),
+                    version,
+                    host,
+                    Some(faults(&ngs)),
+                );
+                let rendered = cluster_full(
+                    c,
+                    &ngs,
+                    template.as_ref(),
+                    version,
+                    host,
+                    Some(faults(&ngs)),
+                );
+                assert_eq!(out, dumps(&rendered), "full, {v:?}");
+                let mut out = String::new();
+                write_cluster_summary(&mut out, c, &ngs, version, host);
+                assert_eq!(
+                    out,
+                    dumps(&cluster_summary(c, &ngs, version, host)),
+                    "summary, {v:?}"
+                );
+            }
+        }
     }
 
     #[test]
