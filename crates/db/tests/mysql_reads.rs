@@ -110,12 +110,15 @@ async fn one_cluster(db: &Database) -> String {
     c.uuid.unwrap()
 }
 
-#[tokio::test]
-async fn a_show_on_mariadb_sends_its_statement_and_no_ping() {
-    let Some(guard) = openkeel_tests::fresh_mysql_database().await else {
-        eprintln!("no test MariaDB (OPENKEEL_TEST_MYSQL_URL): nothing to check");
-        return;
-    };
+/// A fresh MariaDB database with one cluster (its guard, the database reached through a
+/// [`counting_proxy`], the proxy's counts, the cluster's uuid); `None` without a test MariaDB.
+async fn one_cluster_through_a_proxy() -> Option<(
+    openkeel_tests::MysqlDatabase,
+    Database,
+    Arc<Commands>,
+    String,
+)> {
+    let guard = openkeel_tests::fresh_mysql_database().await?;
     let upstream = {
         let (at, end) = authority(guard.url());
         guard.url()[at..end].to_string()
@@ -123,6 +126,15 @@ async fn a_show_on_mariadb_sends_its_statement_and_no_ping() {
     let (addr, commands) = counting_proxy(upstream).await;
     let db = Database::connect(&via(guard.url(), &addr)).await.unwrap();
     let uuid = one_cluster(&db).await;
+    Some((guard, db, commands, uuid))
+}
+
+#[tokio::test]
+async fn a_show_on_mariadb_sends_its_statement_and_no_ping() {
+    let Some((_guard, db, commands, uuid)) = one_cluster_through_a_proxy().await else {
+        eprintln!("no test MariaDB (OPENKEEL_TEST_MYSQL_URL): nothing to check");
+        return;
+    };
     let scope = Scope::project("p1");
     // the first show opens the read connection and prepares its statement
     cluster::get_with_relations(&db, &scope, &uuid)
@@ -211,17 +223,10 @@ async fn a_show_on_a_connection_the_server_dropped_is_read_again() {
 /// reads its row with the new ones.
 #[tokio::test]
 async fn mariadb_describes_a_shows_columns_once_until_they_change() {
-    let Some(guard) = openkeel_tests::fresh_mysql_database().await else {
+    let Some((guard, db, commands, uuid)) = one_cluster_through_a_proxy().await else {
         eprintln!("no test MariaDB (OPENKEEL_TEST_MYSQL_URL): nothing to check");
         return;
     };
-    let upstream = {
-        let (at, end) = authority(guard.url());
-        guard.url()[at..end].to_string()
-    };
-    let (addr, commands) = counting_proxy(upstream).await;
-    let db = Database::connect(&via(guard.url(), &addr)).await.unwrap();
-    let uuid = one_cluster(&db).await;
     let scope = Scope::project("p1");
     let definitions = || commands.definitions.load(Ordering::SeqCst);
     // the first show prepares its statement: its column definitions come then
