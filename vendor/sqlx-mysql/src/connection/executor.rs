@@ -123,6 +123,8 @@ impl MySqlConnection {
             // OpenKeel patch: the column definitions the server last sent for this prepared
             // statement, used when it skips them (`MARIADB_CLIENT_CACHE_METADATA`), and whether
             // the statement is in the connection's cache (where newer ones are remembered).
+            // Only a statement's first result set is described by them (a `CALL` may return
+            // more): `statement` is taken by the first.
             let mut statement: Option<MySqlStatementMetadata> = None;
             let mut statement_cached = false;
 
@@ -230,10 +232,11 @@ impl MySqlConnection {
                 // Always reload column names, even for prepared statements (the schema
                 // may change between PREPARE and EXECUTE): unless the server says they are
                 // unchanged since it last sent them for this statement (OpenKeel patch).
+                let statement = statement.take();
                 let column_names = if self.inner.stream.metadata_follows(&mut packet)? {
                     let column_names = Arc::new(recv_result_metadata(&mut self.inner.stream, num_columns, Arc::make_mut(&mut columns)).await?);
 
-                    if let Some(statement) = statement.as_mut() {
+                    if let Some(mut statement) = statement {
                         statement.columns = Arc::clone(&columns);
                         statement.column_names = Arc::clone(&column_names);
 
@@ -246,8 +249,8 @@ impl MySqlConnection {
 
                     column_names
                 } else {
-                    let statement = statement.as_ref().ok_or_else(|| {
-                        err_protocol!("the server skipped the column definitions of a result set that is not a prepared statement's")
+                    let statement = statement.ok_or_else(|| {
+                        err_protocol!("the server skipped the column definitions of a result set that is not a prepared statement's first")
                     })?;
 
                     if statement.columns.len() != num_columns {
