@@ -129,6 +129,16 @@ async fn one_cluster_through_a_proxy() -> Option<(
     Some((guard, db, commands, uuid))
 }
 
+/// Show the cluster `n` times on `db`, each answer checked (the one cluster of
+/// [`one_cluster`]).
+async fn show_times(db: &Database, scope: &Scope, uuid: &str, n: usize) {
+    for _ in 0..n {
+        let shown = cluster::get_with_relations(db, scope, uuid).await.unwrap();
+        assert_eq!(shown.cluster.uuid.as_deref(), Some(uuid));
+        assert_eq!(shown.cluster.name.as_deref(), Some("c"));
+    }
+}
+
 #[tokio::test]
 async fn a_show_on_mariadb_sends_its_statement_and_no_ping() {
     let Some((_guard, db, commands, uuid)) = one_cluster_through_a_proxy().await else {
@@ -137,20 +147,13 @@ async fn a_show_on_mariadb_sends_its_statement_and_no_ping() {
     };
     let scope = Scope::project("p1");
     // the first show opens the read connection and prepares its statement
-    cluster::get_with_relations(&db, &scope, &uuid)
-        .await
-        .unwrap();
+    show_times(&db, &scope, &uuid, 1).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (pings, executes) = (
         commands.ping.load(Ordering::SeqCst),
         commands.execute.load(Ordering::SeqCst),
     );
-    for _ in 0..20 {
-        let shown = cluster::get_with_relations(&db, &scope, &uuid)
-            .await
-            .unwrap();
-        assert_eq!(shown.cluster.uuid.as_deref(), Some(uuid.as_str()));
-    }
+    show_times(&db, &scope, &uuid, 20).await;
     // a connection given back is pinged by sqlx's pool in a task of its own: let it run
     tokio::time::sleep(Duration::from_millis(200)).await;
     let pings = commands.ping.load(Ordering::SeqCst) - pings;
@@ -228,27 +231,23 @@ async fn mariadb_describes_a_shows_columns_once_until_they_change() {
         return;
     };
     let scope = Scope::project("p1");
-    let definitions = || commands.definitions.load(Ordering::SeqCst);
+    // the column definitions the server sends while the cluster is shown `n` times
+    let described = |n| {
+        let (db, scope, uuid, commands) = (&db, &scope, &uuid, &commands);
+        async move {
+            let before = commands.definitions.load(Ordering::SeqCst);
+            show_times(db, scope, uuid, n).await;
+            commands.definitions.load(Ordering::SeqCst) - before
+        }
+    };
     // the first show prepares its statement: its column definitions come then
-    let before = definitions();
-    cluster::get_with_relations(&db, &scope, &uuid)
-        .await
-        .unwrap();
+    let first = described(1).await;
     assert!(
-        definitions() - before >= 42,
-        "the statement's prepare describes its columns: {}",
-        definitions() - before
+        first >= 42,
+        "the statement's prepare describes its columns: {first}"
     );
-
-    let before = definitions();
-    for _ in 0..20 {
-        let shown = cluster::get_with_relations(&db, &scope, &uuid)
-            .await
-            .unwrap();
-        assert_eq!(shown.cluster.name.as_deref(), Some("c"));
-    }
     assert_eq!(
-        definitions() - before,
+        described(20).await,
         0,
         "column definitions the server sent for 20 executions of the prepared show"
     );
@@ -262,24 +261,12 @@ async fn mariadb_describes_a_shows_columns_once_until_they_change() {
         .execute(pool)
         .await
         .unwrap();
-    let before = definitions();
-    let shown = cluster::get_with_relations(&db, &scope, &uuid)
-        .await
-        .unwrap();
-    assert_eq!(shown.cluster.name.as_deref(), Some("c"));
+    let changed = described(1).await;
     assert!(
-        definitions() - before >= 42,
-        "the changed statement describes its columns again: {}",
-        definitions() - before
+        changed >= 42,
+        "the changed statement describes its columns again: {changed}"
     );
-    let before = definitions();
-    for _ in 0..5 {
-        let shown = cluster::get_with_relations(&db, &scope, &uuid)
-            .await
-            .unwrap();
-        assert_eq!(shown.cluster.uuid.as_deref(), Some(uuid.as_str()));
-    }
-    assert_eq!(definitions() - before, 0, "after the change, cached again");
+    assert_eq!(described(5).await, 0, "after the change, cached again");
     admin.close().await;
     db.close().await;
 }

@@ -151,7 +151,7 @@ struct ClusterValues<'a> {
     n: Counts,
     host: &'a str,
     /// `labels_overridden`, `labels_added`, `labels_skipped` (full view only).
-    diff: Option<(Value, Value, Value)>,
+    diff: Option<[Value; 3]>,
     /// `faults` (only a failed cluster's `GET`).
     faults: Option<Value>,
 }
@@ -160,68 +160,63 @@ impl<'a> ClusterValues<'a> {
     /// The value of attribute `name`; `None` when the attribute is not shown.
     fn get(&mut self, name: &str) -> Option<Field<'a>> {
         let c = self.c;
+        let text = |v: &'a Option<String>| Field::Str(v.as_deref());
+        let value = Field::Value;
         // each attribute is asked for once: its part of the diff is handed over, not copied
-        let diff = |i: usize, d: &mut Option<(Value, Value, Value)>| {
-            d.as_mut().map_or(Value::Null, |(o, a, s)| {
-                std::mem::take(match i {
-                    0 => o,
-                    1 => a,
-                    _ => s,
-                })
-            })
+        let mut diff = |i: usize| {
+            value(
+                self.diff
+                    .as_mut()
+                    .map_or(Value::Null, |d| std::mem::take(&mut d[i])),
+            )
         };
-        let text = |v: &'a Option<String>| Some(Field::Str(v.as_deref()));
-        match name {
-            "uuid" => return text(&c.uuid),
-            "name" => return text(&c.name),
-            "cluster_template_id" => return text(&c.cluster_template_id),
-            "keypair" => return text(&c.keypair),
-            "master_flavor_id" => return text(&c.master_flavor_id),
-            "flavor_id" => return text(&c.flavor_id),
-            "links" => {
-                return Some(Field::Links {
-                    host: self.host,
-                    uuid: c.uuid.as_deref().unwrap_or_default(),
-                })
-            }
+        Some(match name {
+            "uuid" => text(&c.uuid),
+            "name" => text(&c.name),
+            "cluster_template_id" => text(&c.cluster_template_id),
+            "keypair" => text(&c.keypair),
+            "node_count" => value(Value::from(self.n.node_count)),
+            "master_count" => value(Value::from(self.n.master_count)),
+            "docker_volume_size" => value(opt(&c.docker_volume_size)),
+            "labels" => value(opt_map(&c.labels)),
+            "master_flavor_id" => text(&c.master_flavor_id),
+            "flavor_id" => text(&c.flavor_id),
+            "create_timeout" => value(opt(&c.create_timeout)),
+            "links" => Field::Links {
+                host: self.host,
+                uuid: c.uuid.as_deref().unwrap_or_default(),
+            },
             // the same column under its 1.13 name
-            "stack_id" | "cluster_id" => return text(&c.stack_id),
-            "status_reason" => return text(&c.status_reason),
-            "discovery_url" => return text(&c.discovery_url),
-            "api_address" => return text(&c.api_address),
-            "coe_version" => return text(&c.coe_version),
-            "container_version" => return text(&c.container_version),
-            "project_id" => return text(&c.project_id),
-            "user_id" => return text(&c.user_id),
-            "fixed_network" => return text(&c.fixed_network),
-            "fixed_subnet" => return text(&c.fixed_subnet),
-            _ => {}
-        }
-        Some(Field::Value(match name {
-            "node_count" => Value::from(self.n.node_count),
-            "master_count" => Value::from(self.n.master_count),
-            "docker_volume_size" => opt(&c.docker_volume_size),
-            "labels" => opt_map(&c.labels),
-            "create_timeout" => opt(&c.create_timeout),
-            "status" => status(c),
-            "health_status" => c
-                .health_status
-                .map_or(Value::Null, |s| Value::from(s.as_str())),
-            "health_status_reason" => opt_map(&c.health_status_reason),
-            "node_addresses" => Value::from(self.n.node_addresses.clone()),
-            "master_addresses" => Value::from(self.n.master_addresses.clone()),
-            "faults" => self.faults.take()?,
-            "floating_ip_enabled" => Value::Bool(c.floating_ip_enabled.unwrap_or(true)),
-            "merge_labels" => Value::Bool(false),
-            "labels_overridden" => diff(0, &mut self.diff),
-            "labels_added" => diff(1, &mut self.diff),
-            "labels_skipped" => diff(2, &mut self.diff),
-            "master_lb_enabled" => Value::Bool(c.master_lb_enabled.unwrap_or(false)),
-            "created_at" => iso(c.created_at),
-            "updated_at" => iso(c.updated_at),
+            "stack_id" | "cluster_id" => text(&c.stack_id),
+            "status" => value(status(c)),
+            "status_reason" => text(&c.status_reason),
+            "health_status" => value(
+                c.health_status
+                    .map_or(Value::Null, |s| Value::from(s.as_str())),
+            ),
+            "health_status_reason" => value(opt_map(&c.health_status_reason)),
+            "discovery_url" => text(&c.discovery_url),
+            "api_address" => text(&c.api_address),
+            "coe_version" => text(&c.coe_version),
+            "container_version" => text(&c.container_version),
+            "project_id" => text(&c.project_id),
+            "user_id" => text(&c.user_id),
+            "node_addresses" => value(Value::from(self.n.node_addresses.clone())),
+            "master_addresses" => value(Value::from(self.n.master_addresses.clone())),
+            "faults" => value(self.faults.take()?),
+            "fixed_network" => text(&c.fixed_network),
+            "fixed_subnet" => text(&c.fixed_subnet),
+            "floating_ip_enabled" => value(Value::Bool(c.floating_ip_enabled.unwrap_or(true))),
+            "merge_labels" => value(Value::Bool(false)),
+            "labels_overridden" => diff(0),
+            "labels_added" => diff(1),
+            "labels_skipped" => diff(2),
+            "master_lb_enabled" => value(Value::Bool(c.master_lb_enabled.unwrap_or(false))),
+            "created_at" => value(iso(c.created_at)),
+            "updated_at" => value(iso(c.updated_at)),
             // An attribute declared without a value here prints as WSME prints an unset one.
-            _ => Value::Null,
-        }))
+            _ => value(Value::Null),
+        })
     }
 }
 
@@ -350,10 +345,11 @@ fn full_values<'a>(
         c,
         n: counts(ngs),
         host,
-        diff: Some(labels_diff(
-            &labels_obj(template_labels),
-            &labels_obj(c.labels.as_ref()),
-        )),
+        diff: Some({
+            let (overridden, added, skipped) =
+                labels_diff(&labels_obj(template_labels), &labels_obj(c.labels.as_ref()));
+            [overridden, added, skipped]
+        }),
         faults,
     }
 }
