@@ -235,11 +235,12 @@ struct ShowQuery {
 fn show_query() -> &'static ShowQuery {
     static QUERY: std::sync::OnceLock<ShowQuery> = std::sync::OnceLock::new();
     QUERY.get_or_init(|| {
-        let (cluster, nodegroup, template) = (
-            record::Joined::<Cluster>::new("c"),
-            record::Joined::<NodeGroup>::only("n", VIEWED_NODEGROUP_COLUMNS),
-            record::Joined::<ClusterTemplate>::only("t", &["uuid", "labels"]),
-        );
+        // in the select list's order
+        let cluster = record::Joined::<Cluster>::new("c");
+        let nodegroup =
+            record::Joined::<NodeGroup>::only("n", VIEWED_NODEGROUP_COLUMNS).after(&cluster);
+        let template =
+            record::Joined::<ClusterTemplate>::only("t", &["uuid", "labels"]).after(&nodegroup);
         ShowQuery {
             head: format!(
                 "SELECT {}, {}, {} FROM {} AS c LEFT JOIN {} AS n ON ",
@@ -364,6 +365,9 @@ async fn read_show(
         .fetch_each(sql, args, |row| {
             match &out.cluster {
                 None => {
+                    query.cluster.check(row)?;
+                    query.nodegroup.check(row)?;
+                    query.template.check(row)?;
                     out.cluster = query.cluster.decode(row)?;
                     out.template = query.template.decode(row).map(|t| {
                         t.map(|t| TemplateLabels {
@@ -517,10 +521,10 @@ pub async fn read_page(
         let mut uuids: Vec<String> = Vec::new();
         let mut template_ids: Vec<String> = Vec::new();
         conn.fetch_each(&key_sql, &args, |r| {
-            if let Some(u) = r.opt_string_at(0)? {
+            if let Some(u) = r.opt_string(0)? {
                 uuids.push(u);
             }
-            if let Some(t) = r.opt_string_at(1)?.filter(|t| !t.is_empty()) {
+            if let Some(t) = r.opt_string(1)?.filter(|t| !t.is_empty()) {
                 if !template_ids.contains(&t) {
                     template_ids.push(t);
                 }
@@ -605,8 +609,9 @@ impl ClusterPageReader {
         }
         let result = {
             let mut conn = tx.conn();
+            let mut decode = record::rows_of::<Cluster>();
             conn.fetch_each(&sql, &args, |r| {
-                let c = Cluster::from_row(r)?;
+                let c = decode(r)?;
                 let ngs = c
                     .uuid
                     .as_deref()
@@ -671,12 +676,12 @@ pub async fn count_among(
     let rows = c.conn().fetch_all(&sql, &args).await?;
     let row = rows.first();
     let count = row
-        .map(|r| r.opt_i64_at(0))
+        .map(|r| r.opt_i64(0))
         .transpose()?
         .flatten()
         .unwrap_or(0);
     let found = row
-        .map(|r| r.opt_i64_at(1))
+        .map(|r| r.opt_i64(1))
         .transpose()?
         .flatten()
         .unwrap_or(0);
@@ -702,7 +707,7 @@ pub async fn stats(db: &Database, project_id: Option<&str>) -> Result<Stats, DbE
     let rows = conn.fetch_all(&sql, w.args()).await?;
     let nodes = rows
         .first()
-        .map(|r| r.opt_i64_at(0))
+        .map(|r| r.opt_i64(0))
         .transpose()?
         .flatten()
         .unwrap_or(0);
@@ -722,7 +727,7 @@ pub async fn count_by_status(db: &Database) -> Result<Vec<(Option<String>, i64)>
     let rows = conn.fetch_all(&sql, &[]).await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        out.push((r.opt_string_at(0)?, r.opt_i64_at(1)?.unwrap_or(0)));
+        out.push((r.opt_string(0)?, r.opt_i64(1)?.unwrap_or(0)));
     }
     Ok(out)
 }

@@ -59,7 +59,7 @@ pub async fn named_lock(
             &[Val::from(server_name.as_str()), Val::from(secs)],
         )
         .await?;
-    let got = rows.first().map(|r| r.opt_i64_at(0)).transpose()?.flatten();
+    let got = rows.first().map(|r| r.opt_i64(0)).transpose()?.flatten();
     if got != Some(1) {
         return Err(busy());
     }
@@ -148,7 +148,7 @@ async fn get_lock(
             )))
         }
     };
-    let got = rows.first().map(|r| r.opt_i64_at(0)).transpose()?.flatten();
+    let got = rows.first().map(|r| r.opt_i64(0)).transpose()?.flatten();
     if got != Some(1) {
         c.close().await;
         return Ok(None);

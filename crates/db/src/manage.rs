@@ -215,7 +215,7 @@ async fn table_names(conn: &mut Conn<'_>) -> Result<Vec<String>, DbError> {
     let rows = conn.fetch_all(sql, &[]).await?;
     let mut names = Vec::with_capacity(rows.len());
     for r in rows {
-        if let Some(n) = r.opt_string_at(0)? {
+        if let Some(n) = r.opt_string(0)? {
             names.push(n);
         }
     }
@@ -231,7 +231,7 @@ async fn read_versions(conn: &mut Conn<'_>) -> Result<Vec<String>, DbError> {
         .await?;
     let mut out = Vec::new();
     for r in rows {
-        if let Some(v) = r.opt_string_at(0)? {
+        if let Some(v) = r.opt_string(0)? {
             out.push(v);
         }
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use openkeel_core::objects::{ClusterStatus, NodeGroup};
 
-use crate::backend::{retry_on_deadlock, utcnow, Conn, Val};
+use crate::backend::{retry_on_deadlock, utcnow, At, Conn, Val};
 use crate::ident::{identity_filter, Ident};
 use crate::record::{self, record, Page, Where};
 use crate::rows::{check_no_id, fetch_by_id_on, insert_and_fetch, update_tx};
@@ -263,29 +263,38 @@ pub(crate) async fn compact_summaries_for_clusters_on(
     cluster_uuids: &[&str],
 ) -> Result<HashMap<String, Vec<NodeSummary>>, DbError> {
     const T: &str = "nodegroup";
+    // selected in this order, read by position
+    const COLUMNS: [&str; 5] = [
+        "cluster_id",
+        "role",
+        "node_count",
+        "node_addresses",
+        "is_default",
+    ];
+    let at = |index: usize| At {
+        index,
+        name: COLUMNS[index],
+    };
+    let select: Vec<String> = COLUMNS.iter().map(|c| record::q(c)).collect();
     let mut out: HashMap<String, Vec<NodeSummary>> = HashMap::with_capacity(cluster_uuids.len());
     for chunk in cluster_uuids.chunks(10_000) {
         let mut w = Where::new();
         scope.nodegroup_filter(&mut w);
         w.in_list("cluster_id", chunk.iter().map(|u| Val::from(*u)).collect());
         let sql = format!(
-            "SELECT {}, {}, {}, {}, {} FROM {}{} ORDER BY {}",
-            record::q("cluster_id"),
-            record::q("role"),
-            record::q("node_count"),
-            record::q("node_addresses"),
-            record::q("is_default"),
+            "SELECT {} FROM {}{} ORDER BY {}",
+            select.join(", "),
             record::q(T),
             w.sql(),
             record::q("id"),
         );
         conn.fetch_each(&sql, w.args(), |r| {
-            let cluster_id = record::kind::string::decode(T, r, "cluster_id")?;
+            let cluster_id = record::kind::string::decode(T, r, at(0))?;
             let summary = NodeSummary {
-                role: record::kind::opt_string::decode(T, r, "role")?,
-                node_count: record::kind::opt_int::decode(T, r, "node_count")?,
-                node_addresses: record::kind::opt_list::decode(T, r, "node_addresses")?,
-                is_default: record::kind::opt_bool::decode(T, r, "is_default")?,
+                role: record::kind::opt_string::decode(T, r, at(1))?,
+                node_count: record::kind::opt_int::decode(T, r, at(2))?,
+                node_addresses: record::kind::opt_list::decode(T, r, at(3))?,
+                is_default: record::kind::opt_bool::decode(T, r, at(4))?,
             };
             out.entry(cluster_id)
                 .or_insert_with(|| Vec::with_capacity(2))

@@ -204,6 +204,12 @@ impl<'r> LiteRow<'r> {
     pub(crate) fn value(&self, idx: usize) -> Option<ValueRef<'r>> {
         self.values.get(idx).copied()
     }
+
+    /// The name of the column at `idx`.
+    pub(crate) fn name(&self, idx: usize) -> Option<&'r str> {
+        let names: &'r ColumnNames = self.names;
+        (idx < names.len()).then(|| names.get(idx))
+    }
 }
 
 /// An owned row of a read connection ([`crate::backend::Conn::fetch_all`]).
@@ -220,6 +226,11 @@ impl OwnedRow {
             values: self.values.iter().map(ValueRef::from).collect(),
             next: std::cell::Cell::new(0),
         }
+    }
+
+    /// The name of the column at `idx`.
+    pub(crate) fn name(&self, idx: usize) -> Option<&str> {
+        (idx < self.names.len()).then(|| self.names.get(idx))
     }
 }
 

@@ -2,7 +2,7 @@
 //! SQL building blocks every table module uses (select lists, filters, Magnum's pagination,
 //! inserts and column-wise updates).
 
-use crate::backend::{Conn, Row, Val};
+use crate::backend::{At, ColIdx, Conn, Row, Val};
 use crate::DbError;
 
 /// A domain struct stored as one row of `TABLE`.
@@ -10,16 +10,17 @@ pub(crate) trait Record: Sized + Clone {
     const TABLE: &'static str;
     /// Every column, in MariaDB column order.
     const COLUMNS: &'static [Column];
-    /// Decode a row, reading each column (in [`Record::COLUMNS`] order) under the name
-    /// `name(column)` gives; a column it gives no name for (not selected) is left at its
-    /// type's default.
-    fn from_row_some_with<'n>(
+    /// Decode a row, reading the `k`th column of [`Record::COLUMNS`] at the position
+    /// `at(k)` gives; a column it gives no position for (not selected) is left at its type's
+    /// default.
+    fn from_row_some_with(
         row: &Row,
-        name: impl FnMut(&'static str) -> Result<Option<&'n str>, DbError>,
+        at: impl FnMut(usize) -> Option<usize>,
     ) -> Result<Self, DbError>;
-    /// Decode a row of `SELECT <all columns> FROM table`.
+    /// Decode a row of [`select_all`] (its columns are [`Record::COLUMNS`] in order: read by
+    /// position; [`rows_of`] checks the names at a statement's first row).
     fn from_row(row: &Row) -> Result<Self, DbError> {
-        Self::from_row_some_with(row, |col| Ok(Some(col)))
+        Self::from_row_some_with(row, Some)
     }
     /// The value of `column` as it is bound in SQL (JSON columns as their JSON text; `NULL`
     /// for `None`); `None` for an unknown column.
@@ -46,7 +47,11 @@ pub(crate) fn write_value<T: Record>(record: &T, col: &Column) -> Val {
     }
 }
 
-fn decode_err(table: &'static str, column: &str, reason: impl ToString) -> DbError {
+fn decode_err(
+    table: &'static str,
+    column: impl std::fmt::Display,
+    reason: impl ToString,
+) -> DbError {
     DbError::Decode {
         table,
         column: column.to_string(),
@@ -64,7 +69,7 @@ pub(crate) mod kind {
     pub(crate) mod int {
         use super::*;
         pub(crate) const JSON_EMPTY: Option<&str> = None;
-        pub(crate) fn decode(t: &'static str, row: &Row, col: &str) -> Result<i32, DbError> {
+        pub(crate) fn decode(t: &'static str, row: &Row, col: impl ColIdx) -> Result<i32, DbError> {
             row.opt_i32(col)?
                 .ok_or_else(|| decode_err(t, col, "NULL in a NOT NULL column"))
         }
@@ -79,7 +84,7 @@ pub(crate) mod kind {
         pub(crate) fn decode(
             _: &'static str,
             row: &Row,
-            col: &str,
+            col: impl ColIdx,
         ) -> Result<Option<i32>, DbError> {
             Ok(row.opt_i32(col)?)
         }
@@ -91,7 +96,11 @@ pub(crate) mod kind {
     pub(crate) mod string {
         use super::*;
         pub(crate) const JSON_EMPTY: Option<&str> = None;
-        pub(crate) fn decode(t: &'static str, row: &Row, col: &str) -> Result<String, DbError> {
+        pub(crate) fn decode(
+            t: &'static str,
+            row: &Row,
+            col: impl ColIdx,
+        ) -> Result<String, DbError> {
             row.opt_string(col)?
                 .ok_or_else(|| decode_err(t, col, "NULL in a NOT NULL column"))
         }
@@ -106,7 +115,7 @@ pub(crate) mod kind {
         pub(crate) fn decode(
             _: &'static str,
             row: &Row,
-            col: &str,
+            col: impl ColIdx,
         ) -> Result<Option<String>, DbError> {
             Ok(row.opt_string(col)?)
         }
@@ -121,7 +130,7 @@ pub(crate) mod kind {
         pub(crate) fn decode(
             _: &'static str,
             row: &Row,
-            col: &str,
+            col: impl ColIdx,
         ) -> Result<Option<bool>, DbError> {
             Ok(row.opt_bool(col)?)
         }
@@ -136,7 +145,7 @@ pub(crate) mod kind {
         pub(crate) fn decode(
             _: &'static str,
             row: &Row,
-            col: &str,
+            col: impl ColIdx,
         ) -> Result<Option<NaiveDateTime>, DbError> {
             Ok(row.opt_datetime(col)?)
         }
@@ -152,7 +161,7 @@ pub(crate) mod kind {
         pub(crate) fn decode<E: FromStr>(
             t: &'static str,
             row: &Row,
-            col: &str,
+            col: impl ColIdx,
         ) -> Result<Option<E>, DbError>
         where
             E::Err: std::fmt::Display,
@@ -175,7 +184,7 @@ pub(crate) mod kind {
         pub(crate) fn decode(
             t: &'static str,
             row: &Row,
-            col: &str,
+            col: impl ColIdx,
         ) -> Result<Option<StringMap>, DbError> {
             match row.opt_string(col)? {
                 None => Ok(None),
@@ -197,7 +206,7 @@ pub(crate) mod kind {
         pub(crate) fn decode(
             t: &'static str,
             row: &Row,
-            col: &str,
+            col: impl ColIdx,
         ) -> Result<Option<Vec<String>>, DbError> {
             match row.opt_string(col)? {
                 None => Ok(None),
@@ -219,7 +228,7 @@ pub(crate) mod kind {
         pub(crate) fn decode(
             t: &'static str,
             row: &Row,
-            col: &str,
+            col: impl ColIdx,
         ) -> Result<Option<Vec<Taint>>, DbError> {
             match row.opt_string(col)? {
                 None => Ok(None),
@@ -247,14 +256,25 @@ macro_rules! record {
                     json_empty: $crate::record::kind::$kind::JSON_EMPTY,
                 } ),*
             ];
-            fn from_row_some_with<'n>(
+            // the last column's `k += 1` is not read
+            #[allow(unused_assignments)]
+            fn from_row_some_with(
                 row: &$crate::backend::Row,
-                mut name: impl FnMut(&'static str) -> Result<Option<&'n str>, $crate::DbError>,
+                mut at: impl FnMut(usize) -> Option<usize>,
             ) -> Result<Self, $crate::DbError> {
+                let mut k = 0usize;
                 Ok(Self {
-                    $( $col: match name(stringify!($col))? {
-                        Some(n) => $crate::record::kind::$kind::decode($table, row, n)?,
-                        None => Default::default(),
+                    $( $col: {
+                        let this = k;
+                        k += 1;
+                        match at(this) {
+                            Some(index) => $crate::record::kind::$kind::decode(
+                                $table,
+                                row,
+                                $crate::backend::At { index, name: stringify!($col) },
+                            )?,
+                            None => Default::default(),
+                        }
                     }, )*
                 })
             }
@@ -303,16 +323,22 @@ pub(crate) fn select_all<T: Record>() -> &'static str {
 
 /// `T`'s columns in a join: selected as `` alias.`col` AS `alias.col` `` so that the
 /// tables' columns keep distinct names in the result (`id`, `uuid`, `name`, `project_id`
-/// ... are in several tables), and decoded by those names. Build it once (the names are
-/// not worked out again for each row or query).
+/// ... are in several tables), and read by position: a join's select list is its tables'
+/// lists one after the other, `T`'s from the position [`Joined::after`] gives ([`Joined::check`]
+/// compares the names once per statement). Build it once (the names and positions are not
+/// worked out again for each row or query).
 pub(crate) struct Joined<T> {
     /// The select list.
     pub select: String,
-    /// The result name of each column of `T::COLUMNS`, in that order (`None`: not
-    /// selected).
-    names: Vec<Option<String>>,
-    /// The result name of `id`.
-    id_name: String,
+    /// The result name of each selected column, in select order.
+    names: Vec<String>,
+    /// For each column of `T::COLUMNS`, in that order, its place among the selected ones
+    /// (`None`: not selected).
+    ranks: Vec<Option<usize>>,
+    /// The position of the first selected column in the result.
+    offset: usize,
+    /// The place of `id` among the selected columns.
+    id_rank: usize,
     _record: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -321,49 +347,74 @@ pub(crate) fn joined_name(alias: &str, col: &str) -> String {
     format!("{alias}.{col}")
 }
 
-/// The select list of `columns` of the table aliased `alias` in a join, each named
-/// [`joined_name`].
-pub(crate) fn joined_select<'a>(alias: &str, columns: impl IntoIterator<Item = &'a str>) -> String {
-    let select: Vec<String> = columns
-        .into_iter()
-        .map(|c| format!("{} AS {}", qualified(alias, c), q(&joined_name(alias, c))))
-        .collect();
-    select.join(", ")
-}
-
 impl<T: Record> Joined<T> {
-    /// Every column of `T`.
+    /// Every column of `T`, first in the select list.
     pub(crate) fn new(alias: &str) -> Self {
         Self::with(alias, |_| true)
     }
 
-    /// Only `id` and `columns` of `T` (`T::COLUMNS` names); a decoded `T` has its other
-    /// fields at their defaults. On MariaDB each column of a result costs its definition
-    /// on the wire and in both processes at every execution of a statement.
+    /// Only `id` and `columns` of `T` (`T::COLUMNS` names), first in the select list; a
+    /// decoded `T` has its other fields at their defaults. On MariaDB each column of a result
+    /// costs its definition on the wire and in both processes at every execution of a
+    /// statement.
     pub(crate) fn only(alias: &str, columns: &[&str]) -> Self {
         debug_assert!(columns.iter().all(|c| column::<T>(c).is_some()));
         Self::with(alias, |c| c == "id" || columns.contains(&c))
     }
 
+    /// The same columns placed right after `prev`'s in the select list.
+    pub(crate) fn after<U>(mut self, prev: &Joined<U>) -> Self {
+        self.offset = prev.offset + prev.names.len();
+        self
+    }
+
     fn with(alias: &str, selected: impl Fn(&str) -> bool) -> Self {
-        let names: Vec<Option<String>> = T::COLUMNS
+        let mut names = Vec::new();
+        let mut select = Vec::new();
+        let ranks = T::COLUMNS
             .iter()
-            .map(|c| selected(c.name).then(|| joined_name(alias, c.name)))
-            .collect();
+            .map(|c| {
+                selected(c.name).then(|| {
+                    let name = joined_name(alias, c.name);
+                    select.push(format!("{} AS {}", qualified(alias, c.name), q(&name)));
+                    names.push(name);
+                    names.len() - 1
+                })
+            })
+            .collect::<Vec<_>>();
+        let id_rank =
+            T::COLUMNS
+                .iter()
+                .zip(&ranks)
+                .find_map(|(c, r)| if c.name == "id" { *r } else { None });
+        debug_assert!(id_rank.is_some(), "{} has an id column", T::TABLE);
         Joined {
-            select: joined_select(
-                alias,
-                T::COLUMNS.iter().map(|c| c.name).filter(|c| selected(c)),
-            ),
+            select: select.join(", "),
             names,
-            id_name: joined_name(alias, "id"),
+            ranks,
+            offset: 0,
+            id_rank: id_rank.unwrap_or_default(),
             _record: std::marker::PhantomData,
         }
     }
 
+    /// Whether the result's columns at `T`'s positions have `T`'s names (once per
+    /// statement: the rows are read by position).
+    pub(crate) fn check(&self, row: &Row) -> Result<(), DbError> {
+        check_names(
+            row,
+            T::TABLE,
+            self.offset,
+            self.names.iter().map(String::as_str),
+        )
+    }
+
     /// The row's `id` of `T` (`None`: an outer join found no row of `T`).
     pub(crate) fn id(&self, row: &Row) -> Result<Option<i32>, DbError> {
-        Ok(row.opt_i32(&self.id_name)?)
+        Ok(row.opt_i32(At {
+            index: self.offset + self.id_rank,
+            name: &self.names[self.id_rank],
+        })?)
     }
 
     /// The row's `T`, `None` when an outer join found none (its `id` is NULL).
@@ -371,14 +422,47 @@ impl<T: Record> Joined<T> {
         if self.id(row)?.is_none() {
             return Ok(None);
         }
-        let mut names = self.names.iter();
-        T::from_row_some_with(row, |col| {
-            names
-                .next()
-                .map(Option::as_deref)
-                .ok_or_else(|| decode_err(T::TABLE, col, "not in the result"))
+        T::from_row_some_with(row, |k| {
+            self.ranks
+                .get(k)
+                .copied()
+                .flatten()
+                .map(|r| self.offset + r)
         })
         .map(Some)
+    }
+}
+
+/// Whether the result's columns from position `offset` on are named `names`; a
+/// `Decode` error naming the first that is not.
+pub(crate) fn check_names<'a>(
+    row: &Row,
+    table: &'static str,
+    offset: usize,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), DbError> {
+    for (i, name) in names.into_iter().enumerate() {
+        if row.column_name(offset + i) != Some(name) {
+            return Err(decode_err(
+                table,
+                name,
+                format!("not at position {} of the result", offset + i),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The decoder of the rows of a statement starting with [`select_all`]: by position, the
+/// columns' names checked at the first row.
+pub(crate) fn rows_of<T: Record>() -> impl FnMut(&Row) -> Result<T, DbError> {
+    let mut checked = false;
+    move |row| {
+        if !checked {
+            check_names(row, T::TABLE, 0, T::COLUMNS.iter().map(|c| c.name))?;
+            checked = true;
+        }
+        T::from_row(row)
     }
 }
 
@@ -626,7 +710,7 @@ pub(crate) async fn select_page<T: Record>(
         filter.raw(cond, args);
     }
     let sql = format!("{}{}{}", select_all::<T>(), filter.sql(), p.tail);
-    conn.fetch_map(&sql, filter.args(), T::from_row).await
+    conn.fetch_map(&sql, filter.args(), rows_of::<T>()).await
 }
 
 /// Rows matching `filter`, in id order.
@@ -639,7 +723,7 @@ pub(crate) async fn select_where<T: Record>(
     if for_update && conn.backend() == crate::Backend::MySql {
         sql.push_str(" FOR UPDATE");
     }
-    conn.fetch_map(&sql, filter.args(), T::from_row).await
+    conn.fetch_map(&sql, filter.args(), rows_of::<T>()).await
 }
 
 /// [`select_where`] with each row mapped by `f` as it is decoded (e.g. to keep only a few
@@ -650,7 +734,8 @@ pub(crate) async fn select_where_map<T: Record, U>(
     mut f: impl FnMut(T) -> U,
 ) -> Result<Vec<U>, DbError> {
     let sql = format!("{}{} ORDER BY {}", select_all::<T>(), filter.sql(), q("id"));
-    conn.fetch_map(&sql, filter.args(), |r| T::from_row(r).map(&mut f))
+    let mut decode = rows_of::<T>();
+    conn.fetch_map(&sql, filter.args(), |r| decode(r).map(&mut f))
         .await
 }
 
@@ -663,7 +748,7 @@ pub(crate) async fn count_where<T: Record>(
     let rows = conn.fetch_all(&sql, filter.args()).await?;
     Ok(rows
         .first()
-        .map(|r| r.opt_i64_at(0))
+        .map(|r| r.opt_i64(0))
         .transpose()?
         .flatten()
         .unwrap_or(0))
@@ -783,5 +868,94 @@ pub(crate) fn one<T>(
         0 => Err(not_found()),
         1 => Ok(rows.remove(0)),
         _ => Err(multiple()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::Database;
+    use openkeel_core::objects::ClusterTemplate;
+
+    /// The decoded templates of `sql`'s rows through `t`, after checking `x` and `t`.
+    async fn decoded(
+        sql: &str,
+        x: &Joined<ClusterTemplate>,
+        t: &Joined<ClusterTemplate>,
+    ) -> Result<Vec<ClusterTemplate>, DbError> {
+        let db = Database::connect("sqlite::memory:").await.unwrap();
+        let mut c = db.acquire_read().await.unwrap();
+        let mut out = Vec::new();
+        c.conn()
+            .fetch_each(sql, &[], |row| {
+                x.check(row)?;
+                t.check(row)?;
+                out.extend(t.decode(row)?);
+                Ok(())
+            })
+            .await?;
+        Ok(out)
+    }
+
+    #[tokio::test]
+    async fn joined_columns_are_read_at_their_place_once_their_names_are_checked() {
+        let x = Joined::<ClusterTemplate>::only("x", &[]);
+        let t = Joined::<ClusterTemplate>::only("t", &["uuid", "labels"]).after(&x);
+        assert_eq!(x.select, "x.`id` AS `x.id`");
+        assert_eq!(
+            t.select,
+            "t.`id` AS `t.id`, t.`uuid` AS `t.uuid`, t.`labels` AS `t.labels`"
+        );
+        let got = decoded(
+            r#"SELECT 7 AS `x.id`, 5 AS `t.id`, 'u-1' AS `t.uuid`, '{"a": "b"}' AS `t.labels`
+               UNION ALL SELECT 8, NULL, NULL, NULL"#,
+            &x,
+            &t,
+        )
+        .await
+        .unwrap();
+        assert_eq!(got.len(), 1, "the outer join's missing row is none");
+        assert_eq!(got[0].id, 5);
+        assert_eq!(got[0].uuid.as_deref(), Some("u-1"));
+        assert_eq!(
+            got[0]
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("a"))
+                .map(String::as_str),
+            Some("b")
+        );
+        assert_eq!(got[0].name, None, "not selected");
+
+        // the same columns in another order are refused, not read at the wrong places
+        let err = decoded(
+            r#"SELECT 7 AS `x.id`, 5 AS `t.id`, '{"a": "b"}' AS `t.labels`, 'u-1' AS `t.uuid`"#,
+            &x,
+            &t,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&err, DbError::Decode { table: "cluster_template", column, reason }
+                if column == "t.uuid" && reason.contains("position 2")),
+            "{err:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn rows_of_a_select_all_are_checked_at_the_first_row() {
+        let db = Database::connect("sqlite::memory:").await.unwrap();
+        let mut c = db.acquire_read().await.unwrap();
+        let mut decode = rows_of::<ClusterTemplate>();
+        let err = c
+            .conn()
+            .fetch_map("SELECT 1 AS `id`", &[], |r| decode(r))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, DbError::Decode { column, .. } if column == ClusterTemplate::COLUMNS[0].name),
+            "{err:?}"
+        );
     }
 }

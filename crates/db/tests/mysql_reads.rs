@@ -270,3 +270,51 @@ async fn mariadb_describes_a_shows_columns_once_until_they_change() {
     admin.close().await;
     db.close().await;
 }
+
+/// Counts the spans entered while it is the default subscriber.
+struct CountEnters(Arc<AtomicU64>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for CountEnters {
+    fn on_enter(&self, _: &tracing::span::Id, _: tracing_subscriber::layer::Context<'_, S>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// sqlx wraps each result stream in the span current when it is made and enters that span at
+/// every poll of the stream: at every row, twice (two streams, one in the other). OpenKeel's
+/// patched sqlx-mysql does not (`vendor/README.md`): the request's span is entered once per
+/// poll of the request, not once per row, and events inside still have it as their parent.
+#[tokio::test]
+async fn reading_rows_on_mariadb_does_not_enter_the_span_at_each_row() {
+    use tracing::Instrument;
+    use tracing_subscriber::layer::SubscriberExt;
+    let Some(guard) = openkeel_tests::fresh_mysql_database().await else {
+        eprintln!("no test MariaDB (OPENKEEL_TEST_MYSQL_URL): nothing to check");
+        return;
+    };
+    let db = Database::connect(guard.url()).await.unwrap();
+    manage::upgrade(&db).await.unwrap();
+    for i in 0..60 {
+        let c = Cluster {
+            name: Some(format!("c{i}")),
+            project_id: Some("p1".into()),
+            ..Cluster::default()
+        };
+        cluster::create(&db, &c).await.unwrap();
+    }
+    let enters = Arc::new(AtomicU64::new(0));
+    let subscriber = tracing_subscriber::registry().with(CountEnters(enters.clone()));
+    let _default = tracing::subscriber::set_default(subscriber);
+    let scope = Scope::project("p1");
+    let listed = cluster::list(&db, &scope, &Default::default(), &openkeel_db::Page::all())
+        .instrument(tracing::info_span!("request"))
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 60);
+    let enters = enters.load(Ordering::SeqCst);
+    assert!(
+        enters < 30,
+        "spans entered while 60 rows were read: {enters} (sqlx's own: more than 120)"
+    );
+    db.close().await;
+}
