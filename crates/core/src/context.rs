@@ -110,20 +110,17 @@ impl RequestContext {
 
     /// `user_identity` as oslo.context formats it: five fields, `-` for empty.
     pub fn user_identity(&self) -> String {
-        let f = |v: &Option<String>| {
-            v.as_deref()
-                .filter(|s| !s.is_empty())
-                .unwrap_or("-")
-                .to_string()
-        };
-        format!(
-            "{} {} {} {} {}",
+        fn f(v: &Option<String>) -> &str {
+            v.as_deref().filter(|s| !s.is_empty()).unwrap_or("-")
+        }
+        [
             f(&self.user_id),
             f(&self.project_id),
             f(&self.domain_id),
             f(&self.user_domain_id),
-            f(&self.project_domain_id)
-        )
+            f(&self.project_domain_id),
+        ]
+        .join(" ")
     }
 
     /// Magnum's `RequestContext.to_dict()`: oslo.context's keys updated with Magnum's, in the

@@ -108,9 +108,34 @@ fn all_plain(w: u64) -> bool {
     control | non_ascii | delete | quote | backslash == 0
 }
 
-/// A JSON string literal with Python's `ensure_ascii=True` escaping. Runs of printable ASCII
-/// (most of every body) are found 8 bytes at a time and copied whole.
+/// Whether every byte of `bytes` is plain ([`is_plain`]), 8 at a time: the last few in a
+/// word padded with a plain byte.
+fn is_all_plain(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        if !all_plain(u64::from_le_bytes(word)) {
+            return false;
+        }
+    }
+    let rest = words.remainder();
+    let mut word = [b' '; 8];
+    word[..rest.len()].copy_from_slice(rest);
+    all_plain(u64::from_le_bytes(word))
+}
+
+/// A JSON string literal with Python's `ensure_ascii=True` escaping. A string that is all
+/// printable ASCII (most strings of every body: keys, names, ids) is copied whole; in
+/// others, runs of such characters are found 8 bytes at a time and copied whole.
 pub fn write_str(out: &mut String, s: &str) {
+    if is_all_plain(s.as_bytes()) {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     out.push('"');
     let bytes = s.as_bytes();
     let (mut i, mut plain_from) = (0, 0);
@@ -217,14 +242,17 @@ mod tests {
             out.push('"');
             out
         }
-        // every character at every offset of the 8-byte words, among plain bytes
+        // every character at every offset of the 8-byte words, among plain bytes, in
+        // strings of every length up to three words (the last bytes are tested apart)
         let mut at_every_offset = Vec::new();
         for c in (0u8..128).map(char::from).chain(['é', '\u{80}', '😀']) {
-            for offset in 0..17 {
-                let mut t = "a".repeat(offset);
-                t.push(c);
-                t.push_str(&"z".repeat(20 - offset));
-                at_every_offset.push(t);
+            for len in 1..25 {
+                for offset in 0..len {
+                    let mut t = "a".repeat(offset);
+                    t.push(c);
+                    t.push_str(&"z".repeat(len - 1 - offset));
+                    at_every_offset.push(t);
+                }
             }
         }
         for t in &at_every_offset {

@@ -275,24 +275,26 @@ pub async fn get_with_relations(
     let (cw, by_name) = by_ident(scope, ident, "c");
     let mut nw = Where::on("n");
     nw.raw(
-        format!("{} = {}", nw.col("cluster_id"), cw.col("uuid")),
+        [nw.col("cluster_id"), " = ".into(), cw.col("uuid")].concat(),
         Vec::new(),
     );
     scope.nodegroup_filter(&mut nw);
     let mut tw = Where::on("t");
     tw.raw(
-        format!("{} = {}", tw.col("uuid"), cw.col("cluster_template_id")),
+        [tw.col("uuid"), " = ".into(), cw.col("cluster_template_id")].concat(),
         Vec::new(),
     );
     crate::cluster_template::visible(&mut tw, scope, &Default::default());
     let (n_on, n_args) = nw.into_expr();
     let (t_on, t_args) = tw.into_expr();
-    let sql = format!(
-        "{}{n_on}{}{t_on}{}",
-        query.head,
-        query.template_join,
-        cw.sql()
-    );
+    let sql = [
+        query.head.as_str(),
+        &n_on,
+        &query.template_join,
+        &t_on,
+        &cw.sql(),
+    ]
+    .concat();
     let mut args = n_args;
     args.extend(t_args);
     args.extend_from_slice(cw.args());

@@ -292,7 +292,7 @@ pub(crate) use record;
 /// `` `col` `` — identifiers are quoted with backticks, which both MySQL and SQLite accept
 /// (`binary` is a reserved word in MySQL).
 pub(crate) fn q(ident: &str) -> String {
-    format!("`{ident}`")
+    ["`", ident, "`"].concat()
 }
 
 /// `` `col` ``, or `` alias.`col` `` for a column of the table aliased `alias` in a join.
@@ -300,7 +300,7 @@ pub(crate) fn qualified(alias: &str, col: &str) -> String {
     if alias.is_empty() {
         q(col)
     } else {
-        format!("{alias}.{}", q(col))
+        [alias, ".`", col, "`"].concat()
     }
 }
 
@@ -504,9 +504,9 @@ impl Where {
         let v = v.into();
         let col = self.col(col);
         if v.is_null() {
-            self.clauses.push(format!("{col} IS NULL"));
+            self.clauses.push([col.as_str(), " IS NULL"].concat());
         } else {
-            self.clauses.push(format!("{col} = ?"));
+            self.clauses.push([col.as_str(), " = ?"].concat());
             self.args.push(v);
         }
         self
@@ -536,7 +536,7 @@ impl Where {
         if self.clauses.is_empty() {
             ("1 = 1".into(), self.args)
         } else {
-            (format!("({})", self.clauses.join(" AND ")), self.args)
+            (["(", &self.clauses.join(" AND "), ")"].concat(), self.args)
         }
     }
 
@@ -545,7 +545,7 @@ impl Where {
         if self.clauses.is_empty() {
             String::new()
         } else {
-            format!(" WHERE {}", self.clauses.join(" AND "))
+            [" WHERE ", &self.clauses.join(" AND ")].concat()
         }
     }
 
