@@ -16,6 +16,7 @@ pub mod microversion;
 pub mod openapi;
 pub mod pagination;
 pub mod patch;
+pub mod policy_target;
 pub mod query;
 pub mod request;
 pub mod resources;

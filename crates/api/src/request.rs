@@ -15,6 +15,17 @@ pub trait PolicyCheck: Send + Sync + 'static {
     /// Evaluate `rule` for `target` with `creds` (the context's `to_dict()`).
     fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool;
 
+    /// [`PolicyCheck::enforce`] on the target `target(keys)` builds: with at least the `keys`
+    /// the rules substitute, or whole for `None` (what this default asks for).
+    fn enforce_on(
+        &self,
+        rule: &str,
+        target: &mut dyn FnMut(Option<&[String]>) -> Value,
+        creds: &Value,
+    ) -> bool {
+        self.enforce(rule, &target(None), creds)
+    }
+
     /// Called once per request before any check: re-read changed policy files.
     fn refresh(&self) {}
 
@@ -110,6 +121,30 @@ pub fn enforce(
         Some(p) => p.enforce(rule, target, &policy_credentials(state, ctx)),
         None => true,
     };
+    decided(ctx, rule, allowed)
+}
+
+/// `policy.enforce(context, rule, obj.as_dict())`: [`enforce`] with the object as the target,
+/// of which only the fields the rules substitute are built ([`crate::policy_target`]).
+pub fn enforce_on<T: serde::Serialize>(
+    state: &ApiState,
+    ctx: &RequestContext,
+    rule: &str,
+    obj: &T,
+) -> Result<(), ApiError> {
+    let allowed = match &state.policy {
+        Some(p) => p.enforce_on(
+            rule,
+            &mut |keys| crate::policy_target::of(obj, keys),
+            &policy_credentials(state, ctx),
+        ),
+        None => true,
+    };
+    decided(ctx, rule, allowed)
+}
+
+/// A check's answer: refused is 403 `PolicyNotAuthorized`, logged.
+fn decided(ctx: &RequestContext, rule: &str, allowed: bool) -> Result<(), ApiError> {
     if allowed {
         Ok(())
     } else {
@@ -205,6 +240,15 @@ fn decode(s: &str, plus_is_space: bool) -> String {
 impl PolicyCheck for openkeel_auth::Enforcer {
     fn enforce(&self, rule: &str, target: &Value, creds: &Value) -> bool {
         openkeel_auth::Enforcer::enforce(self, rule, target, creds)
+    }
+
+    fn enforce_on(
+        &self,
+        rule: &str,
+        target: &mut dyn FnMut(Option<&[String]>) -> Value,
+        creds: &Value,
+    ) -> bool {
+        openkeel_auth::Enforcer::enforce_on(self, rule, target, creds)
     }
 
     fn refresh(&self) {

@@ -29,6 +29,7 @@ on_both!(
     upgrade_action,
     routing_quirks,
     bad_input_is_400_not_500,
+    policy_rules_read_the_fields_they_name,
 );
 
 fn summary_body(version_key: &str) -> String {
@@ -1261,4 +1262,50 @@ async fn bad_input_is_400_not_500(api: Api) {
         .await;
     assert_eq!(r.err(), (400, "list index out of range".to_string()));
     assert!(api.conductor.take().is_empty());
+}
+
+/// The policy target of a cluster is its `as_dict()`: an operator's rule may substitute any of
+/// its fields (`%(name)s` here), not only the `project_id` and `user_id` Magnum's defaults
+/// read, and the API builds the target with the fields the rules in force name.
+async fn policy_rules_read_the_fields_they_name(api: Api) {
+    seed(&api.db).await;
+    let other = "a1b2c3d4-0000-4000-8000-000000000001";
+    add_cluster(&api.db, &cluster(other, "k8s-dev", "admin-project")).await;
+    let (app, _policy_dir) = api.with_policy(
+        "\"cluster:get\": \"'k8s-prod':%(name)s\"\n\"cluster:delete\": \"'%(user_id)s':%(name)s\"\n",
+    );
+    let who = Who::Member("admin-project");
+    let get = |path: String| {
+        call_app(
+            &app,
+            who,
+            "GET",
+            Box::leak(path.into_boxed_str()),
+            None,
+            Some(LATEST),
+        )
+    };
+    let shown = get(format!("/v1/clusters/{C_UUID}")).await;
+    assert_eq!(
+        (shown.status, shown.json()["name"].clone()),
+        (200, "k8s-prod".into())
+    );
+    assert_eq!(
+        get(format!("/v1/clusters/{other}")).await.err(),
+        (
+            403,
+            "Policy doesn't allow cluster:get to be performed.".into()
+        )
+    );
+    // `%(user_id)s` formats the cluster's user (`admin`), not the name: refused
+    let deleted = call_app(
+        &app,
+        who,
+        "DELETE",
+        &format!("/v1/clusters/{C_UUID}"),
+        None,
+        Some(LATEST),
+    )
+    .await;
+    assert_eq!(deleted.status, 403, "{}", deleted.body);
 }

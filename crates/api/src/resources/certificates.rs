@@ -5,9 +5,9 @@
 use crate::error::ApiError;
 use crate::links::self_and_bookmark;
 use crate::query;
-use crate::request::{self, context, enforce};
+use crate::request::{self, context, enforce, enforce_on};
 use crate::resources::clusters::common::{conductor, database, db};
-use crate::resources::clusters::{get_cluster, target};
+use crate::resources::clusters::get_cluster;
 use crate::response::Reply;
 use crate::validation::{
     self, fromjson, invalid_input, str_ty, typecheck, Attr, AttrType, FromJsonError,
@@ -111,7 +111,7 @@ async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Rep
     let ca_cert_type = args.text("ca_cert_type").map(str::to_string);
     let ctx = context(state, req);
     let cluster = get_cluster(state, &ctx, ident).await?;
-    enforce(state, &ctx, "certificate:get", Some(&target(&cluster)))?;
+    enforce_on(state, &ctx, "certificate:get", &cluster)?;
     let cert = conductor(state)?
         .get_ca_certificate(&ctx, Obj::unchanged(cluster), ca_cert_type)
         .await?;
@@ -154,7 +154,7 @@ async fn post(state: &ApiState, req: &RequestInfo, body: Body) -> Result<Reply, 
             return Err(MagnumError::invalid_parameter("cluster_uuid is required").into());
         }
     };
-    enforce(state, &ctx, "certificate:create", Some(&target(&cluster)))?;
+    enforce_on(state, &ctx, "certificate:create", &cluster)?;
     let cert = Certificate {
         project_id: ctx.project_id.clone(),
         user_id: ctx.user_id.clone(),
@@ -238,12 +238,7 @@ async fn rotate(
     let ident = cluster_ident_arg(req, body, ident).await?;
     let ctx = context(state, req);
     let cluster = get_cluster(state, &ctx, &ident).await?;
-    enforce(
-        state,
-        &ctx,
-        "certificate:rotate_ca",
-        Some(&target(&cluster)),
-    )?;
+    enforce_on(state, &ctx, "certificate:rotate_ca", &cluster)?;
     let template = cluster_template::get_by_uuid(
         database(state)?,
         &Scope::from(&ctx),

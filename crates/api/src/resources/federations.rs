@@ -13,7 +13,7 @@ use crate::error::ApiError;
 use crate::pagination::{self, ListParams, LIST_ARGS};
 use crate::patch::{self, OpKind, PatchOp, PatchType};
 use crate::query::{self, ArgSpec, ArgType};
-use crate::request::{context, enforce};
+use crate::request::{context, enforce, enforce_on};
 use crate::response::Reply;
 use crate::validation::{
     self, fromjson, invalid_input, str_ty, typecheck, Attr, AttrType, FromJsonError,
@@ -214,11 +214,6 @@ fn properties_value(p: Option<&StringMap>) -> PyValue {
                 .collect(),
         )
     })
-}
-
-/// The policy target (`federation.as_dict()`).
-fn target(f: &Federation) -> Value {
-    serde_json::to_value(f).unwrap_or(Value::Null)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -502,7 +497,7 @@ async fn get_one(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Rep
     let ctx = context(state, req);
     let db = db(state)?;
     let f = get_resource(db, &Scope::from(&ctx), ident).await?;
-    enforce(state, &ctx, "federation:get", Some(&target(&f)))?;
+    enforce_on(state, &ctx, "federation:get", &f)?;
     Ok(Reply::ok(view(&f, &req.host_url, true)))
 }
 
@@ -609,7 +604,7 @@ async fn patch(
     let db = db(state)?;
     let scope = Scope::from(&ctx);
     let mut current = get_resource(db, &scope, ident).await?;
-    enforce(state, &ctx, "federation:update", Some(&target(&current)))?;
+    enforce_on(state, &ctx, "federation:update", &current)?;
 
     // Join / unjoin: only the first operation is looked at.
     let Some(first) = ops.first().cloned() else {
@@ -759,7 +754,7 @@ async fn delete(state: &ApiState, req: &RequestInfo, ident: &str) -> Result<Repl
     let ctx = context(state, req);
     let db = db(state)?;
     let f = get_resource(db, &Scope::from(&ctx), ident).await?;
-    enforce(state, &ctx, "federation:delete", Some(&target(&f)))?;
+    enforce_on(state, &ctx, "federation:delete", &f)?;
     db_fed::destroy(db, f.uuid.as_deref().unwrap_or_default()).await?;
     Ok(Reply::empty(204))
 }

@@ -505,6 +505,22 @@ pub async fn mariadb() -> Option<Api> {
 }
 
 impl Api {
+    /// The same database and conductor under the policy `rules` (a `policy.yaml` text) over
+    /// Magnum's defaults, and the directory of the file (the rules are read again when it
+    /// changes: keep it).
+    pub fn with_policy(&self, rules: &str) -> (axum::Router, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("a directory");
+        std::fs::write(dir.path().join("policy.yaml"), rules).expect("policy.yaml");
+        let policy = openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions {
+            config_dirs: vec![dir.path().to_path_buf()],
+            ..Default::default()
+        })
+        .expect("policy");
+        let mut state = state_for(self.db.clone(), self.conductor.clone(), 20);
+        state.policy = Some(Arc::new(policy));
+        (openkeel_api::router(Arc::new(state)), dir)
+    }
+
     /// The same database and conductor with another `[quotas] max_clusters_per_project`.
     pub fn with_quota(&self, quota: i64) -> axum::Router {
         openkeel_api::router(Arc::new(state_for(

@@ -84,7 +84,7 @@ pub(crate) struct Evaluation<'a> {
     /// in Python. The `RecursionError` is raised inside `inspect.getfullargspec` (called by
     /// `_checks._check` for every node), which turns it into `TypeError: unsupported callable`:
     /// that is what escapes oslo.policy.
-    path: Vec<String>,
+    path: Vec<&'a str>,
 }
 
 impl<'a> Evaluation<'a> {
@@ -98,12 +98,12 @@ impl<'a> Evaluation<'a> {
     /// Evaluate a named rule (already looked up by the caller).
     pub(crate) fn named(
         &mut self,
-        name: &str,
+        name: &'a str,
         check: &Check,
         target: &Value,
         creds: &Value,
     ) -> Result<bool, EvalError> {
-        if self.path.iter().any(|n| n == name) || self.path.len() >= MAX_RULE_DEPTH {
+        if self.path.contains(&name) || self.path.len() >= MAX_RULE_DEPTH {
             return Err(EvalError::python(
                 PyException::TypeError,
                 format!(
@@ -112,7 +112,7 @@ impl<'a> Evaluation<'a> {
                 ),
             ));
         }
-        self.path.push(name.to_string());
+        self.path.push(name);
         let r = self.check(check, target, creds);
         self.path.pop();
         r
@@ -218,13 +218,40 @@ fn generic_check(
     let Some(m) = substitute(value, target)? else {
         return Ok(false);
     };
-    match literal_kind(kind)? {
+    let literal = if is_dotted_name(kind) {
+        None
+    } else {
+        literal_kind(kind)?
+    };
+    match literal {
         Some(v) => Ok(m == v.py_str()),
         None => {
             let segments: Vec<&str> = kind.split('.').collect();
             find_in_dict(creds, &segments, &m)
         }
     }
+}
+
+/// Whether `kind` is ASCII identifiers that are not Python keywords joined by dots
+/// (`project_id`, `user.domain_id`: the kinds of the default rules). `ast.literal_eval` of such
+/// a kind always raises the `ValueError` [`literal_kind`] answers `None` for (a name or an
+/// attribute is not a literal), so it is not parsed at every check.
+fn is_dotted_name(kind: &str) -> bool {
+    // Python 3's `keyword.kwlist`
+    const KEYWORDS: [&str; 35] = [
+        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+        "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
+        "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
+        "try", "while", "with", "yield",
+    ];
+    kind.split('.').all(|segment| {
+        let mut bytes = segment.bytes();
+        bytes
+            .next()
+            .is_some_and(|b| b == b'_' || b.is_ascii_alphabetic())
+            && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
+            && !KEYWORDS.contains(&segment)
+    })
 }
 
 /// `ast.literal_eval(kind)` as `GenericCheck` calls it: the value, or `None` for the
@@ -545,6 +572,34 @@ mod tests {
             Err(EvalError::Unsupported(_)) => "<unsupported>".into(),
             Err(e) => format!("<{e}>"),
         }
+    }
+
+    /// The kinds taken for dotted names without parsing are ones `ast.literal_eval` answers
+    /// `ValueError` for; keywords, literals and anything else still go to it.
+    #[test]
+    fn dotted_names_are_kinds_literal_eval_refuses() {
+        for kind in [
+            "project_id",
+            "user.domain_id",
+            "_",
+            "__debug__",
+            "a1.b_2.C3",
+            "match",
+            "case",
+            "type",
+            "print",
+        ] {
+            assert!(is_dotted_name(kind), "{kind}");
+            assert!(matches!(literal_kind(kind), Ok(None)), "{kind}");
+        }
+        for kind in [
+            "", ".", "a.", ".a", "a..b", "1", "1.5", "a.1", "True", "None", "not", "a.not",
+            "lambda", "'x'", "a b", "é", "a-b", "a[0]", "f()",
+        ] {
+            assert!(!is_dotted_name(kind), "{kind:?}");
+        }
+        assert!(matches!(literal_kind("True"), Ok(Some(_))));
+        assert!(literal_kind("not").is_err());
     }
 
     #[test]

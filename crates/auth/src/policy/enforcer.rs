@@ -147,6 +147,9 @@ struct RuleSet {
     files: Vec<PathBuf>,
     /// Some rule mentions `auth_token_info` (see [`Enforcer::reads_token_info`]).
     reads_token_info: bool,
+    /// The target keys the rules substitute (`%(key)s`), `None` when some rule may read the
+    /// target whole (see [`Enforcer::enforce_on`]).
+    target_keys: Option<Vec<String>>,
 }
 
 impl RuleLookup for RuleSet {
@@ -284,6 +287,29 @@ impl Enforcer {
         }
     }
 
+    /// [`Enforcer::enforce`] on a target built for the rules: `target(keys)` gives the target
+    /// with at least the `keys` the rules in force substitute into their checks (`%(key)s`),
+    /// or whole for `None` (a rule reads more than named keys). The decision is the one the
+    /// whole target gives (only substitution reads a target), without building the fields no
+    /// rule reads: an object's other fields, for every check. The rules are those in force
+    /// when the call starts, for both the keys and the evaluation.
+    pub fn enforce_on(
+        &self,
+        rule: &str,
+        target: impl FnOnce(Option<&[String]>) -> Value,
+        creds: &Value,
+    ) -> bool {
+        let state = self.current();
+        let target = target(state.target_keys.as_deref());
+        match self.try_enforce_in(&state, rule, &target, creds) {
+            Ok(allowed) => allowed,
+            Err(e) => {
+                tracing::error!(rule, error = %e, "policy evaluation failed; denying");
+                false
+            }
+        }
+    }
+
     /// As [`Enforcer::enforce`], reporting what Python would raise instead of denying.
     pub fn try_enforce(
         &self,
@@ -291,9 +317,18 @@ impl Enforcer {
         target: &Value,
         creds: &Value,
     ) -> Result<bool, EvalError> {
+        self.try_enforce_in(&self.current(), rule, target, creds)
+    }
+
+    fn try_enforce_in(
+        &self,
+        state: &RuleSet,
+        rule: &str,
+        target: &Value,
+        creds: &Value,
+    ) -> Result<bool, EvalError> {
         let creds = prepare_creds(creds)?;
         let creds = creds.as_ref();
-        let state = self.current();
         if state.rules.is_empty() {
             return Ok(false);
         }
@@ -315,8 +350,7 @@ impl Enforcer {
                 );
             }
         }
-        let resolved = resolved.to_string();
-        Evaluation::new(state.as_ref()).named(&resolved, check, target, creds)
+        Evaluation::new(state).named(resolved, check, target, creds)
     }
 
     /// Evaluate a check tree directly (oslo.policy's `enforce(BaseCheck, ...)`): `rule:`
@@ -621,15 +655,45 @@ fn build(
     let reads_token_info = rules
         .values()
         .any(|e| e.check.to_string().contains("auth_token_info"));
+    let target_keys = target_keys(rules.values().map(|e| &e.check));
     let set = RuleSet {
         rules,
         default_rule: default_rule.to_string(),
         stamp,
         files,
         reads_token_info,
+        target_keys,
     };
     check_rules(&set);
     Ok(set)
+}
+
+/// The target keys `checks` substitute, sorted; `None` when one may read the target whole.
+fn target_keys<'c>(checks: impl IntoIterator<Item = &'c Check>) -> Option<Vec<String>> {
+    fn walk(c: &Check, keys: &mut Vec<String>) -> Option<()> {
+        match c {
+            Check::Generic { value: m, .. } | Check::Role(m) => {
+                keys.extend(super::percent::mapping_keys(m)?);
+            }
+            // evaluated as unsupported whatever the target
+            Check::External { .. } => {}
+            Check::True | Check::False | Check::Rule(_) => {}
+            Check::Not(inner) => walk(inner, keys)?,
+            Check::And(items) | Check::Or(items) => {
+                for i in items {
+                    walk(i, keys)?;
+                }
+            }
+        }
+        Some(())
+    }
+    let mut keys = Vec::new();
+    for c in checks {
+        walk(c, &mut keys)?;
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    Some(keys)
 }
 
 /// `Enforcer.check_rules`: warn about references to undefined rules and cycles.
@@ -709,6 +773,67 @@ mod tests {
         .unwrap();
         let e = Enforcer::new(opts(dir.path())).unwrap();
         assert!(e.reads_token_info());
+    }
+
+    /// The target handed to the evaluation carries the keys the rules in force substitute:
+    /// Magnum's defaults read `project_id` and `user_id` of an object; an operator's rule can
+    /// name any other field, or read the whole target.
+    #[test]
+    fn targets_carry_the_keys_the_rules_substitute() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = json!({"project_id": "p1", "user_id": "u1", "name": "c1", "id": 3});
+        let creds = json!({"project_id": "p1", "user_id": "u1", "roles": ["member"]});
+        let decide = |e: &Enforcer, rule: &str| {
+            let mut asked = None;
+            let on = e.enforce_on(
+                rule,
+                |keys| {
+                    asked = Some(keys.map(<[String]>::to_vec));
+                    match keys {
+                        None => whole.clone(),
+                        Some(keys) => Value::Object(
+                            whole
+                                .as_object()
+                                .unwrap()
+                                .iter()
+                                .filter(|(k, _)| keys.contains(k))
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                        ),
+                    }
+                },
+                &creds,
+            );
+            assert_eq!(on, e.enforce(rule, &whole, &creds), "{rule}");
+            (on, asked.unwrap())
+        };
+        let e = Enforcer::new(opts(dir.path())).unwrap();
+        let keys = Some(vec!["project_id".to_string(), "user_id".into()]);
+        assert_eq!(decide(&e, "cluster:get").1, keys);
+        assert_eq!(decide(&e, "cluster:delete").1, keys);
+
+        std::fs::write(
+            dir.path().join("policy.yaml"),
+            "\"cluster:get\": \"'c1':%(name)s\"\n\"cluster:delete\": \"'c2':%(name)s\"\n",
+        )
+        .unwrap();
+        let e = Enforcer::new(opts(dir.path())).unwrap();
+        let (allowed, keys) = decide(&e, "cluster:get");
+        assert!(allowed);
+        assert!(keys.is_some_and(|k| k.contains(&"name".to_string())));
+        assert!(!decide(&e, "cluster:delete").0);
+
+        std::fs::write(
+            dir.path().join("policy.yaml"),
+            "\"cluster:get\": \"project_id:%s\"\n",
+        )
+        .unwrap();
+        let e = Enforcer::new(opts(dir.path())).unwrap();
+        assert_eq!(
+            decide(&e, "cluster:get").1,
+            None,
+            "`%s` reads the whole target"
+        );
     }
 
     #[test]

@@ -27,6 +27,56 @@ fn value_error(message: impl Into<String>) -> FormatFailure {
     FormatFailure::Error(EvalError::python(PyException::ValueError, message))
 }
 
+/// The mapping keys `fmt % target` looks up (`%(key)s` and the like, in order), or `None`
+/// when it may read the target as a whole (an unnamed conversion such as `%s`) or is not a
+/// format [`percent_format`] could complete (then the whole target is given, as before).
+pub(crate) fn mapping_keys(fmt: &str) -> Option<Vec<String>> {
+    let chars: Vec<char> = fmt.chars().collect();
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '%' {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let mut named = false;
+        if chars.get(i) == Some(&'(') {
+            let mut depth = 1;
+            let key_start = i + 1;
+            i += 1;
+            while i < chars.len() && depth > 0 {
+                match chars[i] {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+            }
+            if depth > 0 {
+                return None;
+            }
+            keys.push(chars[key_start..i - 1].iter().collect());
+            named = true;
+        }
+        // flags, width, precision and length modifiers, as `percent_format` reads them
+        while matches!(
+            chars.get(i),
+            Some('-' | '+' | ' ' | '#' | '0'..='9' | '.' | 'h' | 'l' | 'L')
+        ) {
+            i += 1;
+        }
+        match chars.get(i) {
+            Some('%') => {}
+            Some(_) if named => {}
+            // an unnamed conversion formats the whole target; `*` or an incomplete format
+            _ => return None,
+        }
+        i += 1;
+    }
+    Some(keys)
+}
+
 /// Python's `fmt % arg` where `arg` is the policy target.
 ///
 /// Supported conversions: `%(key)s`, `%(key)r`, `%(key)a`, `%(key)d`/`i`/`u` (with flags, width
@@ -233,6 +283,67 @@ pub(crate) fn percent_format(fmt: &str, arg: &Value) -> Result<String, FormatFai
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn mapping_keys_are_the_keys_a_format_reads() {
+        assert_eq!(mapping_keys("plain"), Some(vec![]));
+        assert_eq!(mapping_keys("100%%"), Some(vec![]));
+        assert_eq!(
+            mapping_keys("%(project_id)s:%(user_id)r-%(n)05d%(x(y))s"),
+            Some(vec![
+                "project_id".to_string(),
+                "user_id".into(),
+                "n".into(),
+                "x(y)".into()
+            ])
+        );
+        assert_eq!(mapping_keys("%(a)%"), Some(vec!["a".to_string()]));
+        for whole in ["%s", "a %r", "%(a)s %s", "%5d", "%*d", "%(a", "%(a)", "%"] {
+            assert_eq!(mapping_keys(whole), None, "{whole:?}");
+        }
+    }
+
+    /// Formatting with only the keys [`mapping_keys`] names gives what the whole target gives,
+    /// answer or error.
+    #[test]
+    fn a_target_of_the_mapping_keys_formats_as_the_whole_one() {
+        let whole = json!({"project_id": "p1", "user_id": "u1", "n": 7, "none": null,
+            "flag": true, "a.b": "dotted", "x(y)": "nested", "list": [1, "a"]});
+        for fmt in [
+            "plain",
+            "100%%",
+            "%(project_id)s",
+            "%(project_id)s:%(user_id)s",
+            "%(n)05d|%(n)-3d|%(n).3d",
+            "%(none)r %(flag)s %(list)s",
+            "%(a.b)s %(x(y))s",
+            "%(missing)s",
+            "%(project_id)q",
+            "%(project_id)x",
+            "%(n)-5-%(user_id)s",
+            "%(project_id)s%(n)hd%%",
+            "%(a)%",
+        ] {
+            let keys = mapping_keys(fmt).unwrap();
+            let only: serde_json::Map<String, Value> = whole
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(k, _)| keys.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let show = |r: Result<String, FormatFailure>| match r {
+                Ok(s) => format!("ok {s}"),
+                Err(FormatFailure::KeyError) => "KeyError".into(),
+                Err(FormatFailure::Error(e)) => format!("error {e}"),
+            };
+            assert_eq!(
+                show(percent_format(fmt, &Value::Object(only))),
+                show(percent_format(fmt, &whole)),
+                "{fmt:?}"
+            );
+        }
+    }
 
     #[test]
     fn percent_format_with_a_mapping() {

@@ -1,11 +1,10 @@
 //! `DELETE /v1/clustertemplates/{id}` (`ClusterTemplatesController.delete` in
 //! `magnum/api/controllers/v1/cluster_template.py`).
 
-use super::view::target;
 use super::{db, get_resource};
 use crate::error::ApiError;
 use crate::query;
-use crate::request::{context, enforce, widen};
+use crate::request::{context, enforce_on, widen};
 use crate::response::Reply;
 use crate::{ApiState, RequestInfo};
 use openkeel_db::{cluster_template as db_ct, Scope};
@@ -21,7 +20,7 @@ pub(super) async fn delete(
     widen(state, &mut ctx, "clustertemplate:delete_all_projects")?;
     let db = db(state)?;
     let t = get_resource(db, &Scope::from(&ctx), ident).await?;
-    enforce(state, &ctx, "clustertemplate:delete", Some(&target(&t)))?;
+    enforce_on(state, &ctx, "clustertemplate:delete", &t)?;
     db_ct::destroy(db, t.uuid.as_deref().unwrap_or_default()).await?;
     Ok(Reply::empty(204))
 }

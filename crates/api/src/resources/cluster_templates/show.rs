@@ -1,11 +1,11 @@
 //! `GET /v1/clustertemplates/{id}` (`ClusterTemplatesController.get_one` in
 //! `magnum/api/controllers/v1/cluster_template.py`).
 
-use super::view::{target, view};
+use super::view::view;
 use super::{db, get_resource};
 use crate::error::ApiError;
 use crate::query;
-use crate::request::{context, enforce, widen};
+use crate::request::{context, enforce_on, widen};
 use crate::response::Reply;
 use crate::{ApiState, RequestInfo};
 use openkeel_core::error::{ErrorKind, MagnumError};
@@ -30,7 +30,7 @@ pub(super) async fn get_one(
         .into());
     }
     if t.public != Some(true) {
-        enforce(state, &ctx, "clustertemplate:get", Some(&target(&t)))?;
+        enforce_on(state, &ctx, "clustertemplate:get", &t)?;
     }
     Ok(Reply::ok(view(&t, &req.host_url)))
 }

@@ -5,12 +5,12 @@
 
 use super::service::{self, os_resources};
 use super::types::{coerce_object, construct, shown_of, PATCH_TYPE};
-use super::view::{doc_of, target, view};
+use super::view::{doc_of, view};
 use super::{cloud, db, get_resource, publish_check};
 use crate::error::ApiError;
 use crate::patch;
 use crate::query;
-use crate::request::{context, enforce, widen};
+use crate::request::{context, enforce_on, widen};
 use crate::response::Reply;
 use crate::validation::{self, Shown};
 use crate::{ApiState, RequestInfo};
@@ -62,12 +62,7 @@ pub(super) async fn patch(
     // The handler.
     widen(state, &mut ctx, "clustertemplate:update_all_projects")?;
     let mut current = get_resource(db, &Scope::from(&ctx), ident).await?;
-    enforce(
-        state,
-        &ctx,
-        "clustertemplate:update",
-        Some(&target(&current)),
-    )?;
+    enforce_on(state, &ctx, "clustertemplate:update", &current)?;
     let old_doc = doc_of(&current);
     let patched = patch::apply_jsonpatch(&old_doc, &mut ops)?;
     let new = construct(&patched)?;

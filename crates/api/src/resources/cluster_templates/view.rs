@@ -197,11 +197,6 @@ pub fn view(t: &ClusterTemplate, host_url: &str) -> Value {
     Value::Object(m)
 }
 
-/// The policy target (`cluster_template.as_dict()`).
-pub(super) fn target(t: &ClusterTemplate) -> Value {
-    serde_json::to_value(t).unwrap_or(Value::Null)
-}
-
 #[cfg(test)]
 mod tests {
     /// The direct formatting prints what chrono's formats printed.

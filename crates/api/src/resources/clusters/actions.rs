@@ -4,7 +4,7 @@ use super::service::int_of;
 use super::types::actions as at;
 use super::{
     cluster_nodegroups, cluster_template_of, common, default_worker, get_cluster, not_at_version,
-    read_json, target, wsme,
+    read_json, wsme,
 };
 use crate::error::ApiError;
 use crate::query;
@@ -112,7 +112,7 @@ async fn resize(
     }
     let ctx = request::context(state, req);
     let cluster = get_cluster(state, &ctx, ident).await?;
-    request::enforce(state, &ctx, "cluster:resize", Some(&target(&cluster)))?;
+    request::enforce_on(state, &ctx, "cluster:resize", &cluster)?;
     let ng_ident = match f.get("nodegroup") {
         Some(PyValue::Str(s)) => Some(s.clone()),
         _ => None,
@@ -196,7 +196,7 @@ async fn upgrade(
     let mut ctx = request::context(state, req);
     request::widen(state, &mut ctx, "cluster:upgrade_all_projects")?;
     let cluster = get_cluster(state, &ctx, ident).await?;
-    request::enforce(state, &ctx, "cluster:upgrade", Some(&target(&cluster)))?;
+    request::enforce_on(state, &ctx, "cluster:upgrade", &cluster)?;
     // Magnum: a missing `cluster_template` fails in the DB layer with a 500.
     let Some(PyValue::Str(ct_ident)) = f.get("cluster_template") else {
         return Err(mandatory("cluster_template"));

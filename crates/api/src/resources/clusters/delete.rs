@@ -2,7 +2,7 @@
 //! `magnum/api/controllers/v1/cluster.py`): a `cluster_delete` cast.
 
 use super::common::conductor;
-use super::{get_cluster, target};
+use super::get_cluster;
 use crate::error::ApiError;
 use crate::query;
 use crate::request;
@@ -19,7 +19,7 @@ pub(super) async fn delete(
     let mut ctx = request::context(state, req);
     request::widen(state, &mut ctx, "cluster:delete_all_projects")?;
     let c = get_cluster(state, &ctx, ident).await?;
-    request::enforce(state, &ctx, "cluster:delete", Some(&target(&c)))?;
+    request::enforce_on(state, &ctx, "cluster:delete", &c)?;
     conductor(state)?
         .cluster_delete(&ctx, c.uuid.clone().unwrap_or_default())
         .await?;

@@ -264,8 +264,3 @@ pub(crate) async fn cluster_template_of(
         .await
         .map_err(db)
 }
-
-/// The policy target of an object (`cluster.as_dict()`).
-pub(crate) fn target<T: serde::Serialize>(obj: &T) -> Value {
-    serde_json::to_value(obj).unwrap_or(Value::Null)
-}

@@ -2,7 +2,7 @@
 //! `magnum/api/controllers/v1/cluster.py`).
 
 use super::common::db;
-use super::{get_cluster_with_relations, target, types, view};
+use super::{get_cluster_with_relations, types, view};
 use crate::error::ApiError;
 use crate::query;
 use crate::request;
@@ -25,7 +25,7 @@ pub(super) async fn get_one(
     // errors in Magnum's order: the cluster's, the policy's, the nodegroups', the template's
     let found = get_cluster_with_relations(state, &ctx, ident).await?;
     let c = found.cluster;
-    request::enforce(state, &ctx, "cluster:get", Some(&target(&c)))?;
+    request::enforce_on(state, &ctx, "cluster:get", &c)?;
     let ngs = found.nodegroups.map_err(db)?;
     let template = found.template.map_err(db)?;
     let failed = c

@@ -5,9 +5,7 @@
 
 use super::common::{self, conductor, FlavorRef};
 use super::types::cluster as ct;
-use super::{
-    cluster_nodegroups, default_worker, get_cluster, read_json, service, target, view, wsme,
-};
+use super::{cluster_nodegroups, default_worker, get_cluster, read_json, service, view, wsme};
 use crate::error::ApiError;
 use crate::patch;
 use crate::query::{self, ArgSpec, ArgType};
@@ -58,7 +56,7 @@ pub(super) async fn update(
     let mut ctx = request::context(state, req);
     request::widen(state, &mut ctx, "cluster:update_all_projects")?;
     let c = get_cluster(state, &ctx, ident).await?;
-    request::enforce(state, &ctx, "cluster:update", Some(&target(&c)))?;
+    request::enforce_on(state, &ctx, "cluster:update", &c)?;
     request::enforce(state, &ctx, "cluster:update_health_status", None)?;
     let ngs = cluster_nodegroups(state, &ctx, &c).await?;
     let doc = view::cluster_doc(&c, &ngs);
