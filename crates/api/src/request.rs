@@ -37,10 +37,32 @@ pub trait PolicyCheck: Send + Sync + 'static {
 
 /// The credentials of a policy check: Magnum's `context.to_dict()`; the validated token body
 /// is left out when no rule reads it (it is large and would be copied for every check).
-fn policy_credentials(state: &ApiState, ctx: &RequestContext) -> Value {
+/// Built once per request by [`context`] and kept in the context: after it only `is_admin`
+/// and `all_tenants` change (here, and kept up to date in the copy), which are checked.
+fn policy_credentials(state: &ApiState, ctx: &RequestContext) -> Arc<Value> {
+    if let Some(c) = &ctx.credentials_cache.0 {
+        let same = |key, now| c.get(key) == Some(&Value::Bool(now));
+        if same("is_admin", ctx.is_admin) && same("all_tenants", ctx.all_tenants) {
+            debug_assert_eq!(**c, build_credentials(state, ctx), "stale credentials");
+            return c.clone();
+        }
+    }
+    Arc::new(build_credentials(state, ctx))
+}
+
+fn build_credentials(state: &ApiState, ctx: &RequestContext) -> Value {
     match &state.policy {
         Some(p) if !p.reads_token_info() => ctx.credentials_without_token_info(),
         _ => ctx.credentials(),
+    }
+}
+
+/// Set `key` of the context's kept credentials, after the context's own field changed.
+fn update_credentials(ctx: &mut RequestContext, key: &str, value: bool) {
+    if let Some(c) = &mut ctx.credentials_cache.0 {
+        if let Some(v) = Arc::make_mut(c).get_mut(key) {
+            *v = Value::Bool(value);
+        }
     }
 }
 
@@ -98,6 +120,9 @@ pub fn context(state: &ApiState, req: &RequestInfo) -> RequestContext {
         Some(p) => p.enforce("context_is_admin", &creds, &creds),
         None => ctx.has_role("admin"),
     };
+    ctx.credentials_cache.0 = Some(creds);
+    let is_admin = ctx.is_admin;
+    update_credentials(&mut ctx, "is_admin", is_admin);
     ctx
 }
 
@@ -266,6 +291,7 @@ pub fn widen(state: &ApiState, ctx: &mut RequestContext, rule: &str) -> Result<(
     if ctx.is_admin {
         enforce(state, ctx, rule, None)?;
         ctx.all_tenants = true;
+        update_credentials(ctx, "all_tenants", true);
     }
     Ok(())
 }
@@ -273,6 +299,42 @@ pub fn widen(state: &ApiState, ctx: &mut RequestContext, rule: &str) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The credentials kept in the context follow its `is_admin` and `all_tenants`: changed
+    /// through `widen` they are updated in place, changed otherwise they are built again.
+    #[test]
+    fn kept_credentials_follow_the_context() {
+        let policy = openkeel_auth::Enforcer::new(openkeel_auth::PolicyOptions::default())
+            .map(|p| Arc::new(p) as Arc<dyn PolicyCheck>)
+            .ok();
+        let state = ApiState {
+            policy,
+            ..Default::default()
+        };
+        let mut ctx = RequestContext {
+            user_id: Some("u".into()),
+            project_id: Some("p".into()),
+            roles: vec!["admin".into()],
+            ..Default::default()
+        };
+        ctx.credentials_cache.0 = Some(Arc::new(build_credentials(&state, &ctx)));
+        ctx.is_admin = true;
+        assert_eq!(
+            policy_credentials(&state, &ctx)["is_admin"],
+            true,
+            "rebuilt"
+        );
+        update_credentials(&mut ctx, "is_admin", true);
+        widen(&state, &mut ctx, "cluster:get_all_all_projects").unwrap();
+        let kept = ctx.credentials_cache.0.clone().unwrap();
+        let creds = policy_credentials(&state, &ctx);
+        assert!(Arc::ptr_eq(&kept, &creds), "the kept credentials are used");
+        assert_eq!(
+            (creds["is_admin"].clone(), creds["all_tenants"].clone()),
+            (true.into(), true.into())
+        );
+        assert_eq!(*creds, build_credentials(&state, &ctx));
+    }
 
     #[test]
     fn percent_decoding() {

@@ -74,24 +74,31 @@ fn insert(h: &mut HeaderMap, name: &'static str, value: &str) {
     }
 }
 
+const MINIMUM_VERSION: HeaderName = HeaderName::from_static("openstack-api-minimum-version");
+const MAXIMUM_VERSION: HeaderName = HeaderName::from_static("openstack-api-maximum-version");
+const API_VERSION: HeaderName = HeaderName::from_static("openstack-api-version");
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-openstack-request-id");
+
 /// The four version headers Magnum sets on `/v1` responses.
 pub fn version_headers(h: &mut HeaderMap, version: Version) {
-    insert(
-        h,
-        "openstack-api-minimum-version",
-        &format!("{SERVICE_NAME} {}", microversion::MIN),
+    // the same two on every answer: made once
+    static MIN_MAX: std::sync::OnceLock<[Option<HeaderValue>; 2]> = std::sync::OnceLock::new();
+    let [min, max] = MIN_MAX.get_or_init(|| {
+        [microversion::MIN, microversion::MAX]
+            .map(|v| HeaderValue::from_str(&format!("{SERVICE_NAME} {v}")).ok())
+    });
+    for (name, value) in [(MINIMUM_VERSION, min), (MAXIMUM_VERSION, max)] {
+        if let Some(v) = value {
+            h.insert(name, v.clone());
+        }
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!("{SERVICE_NAME} {version}")) {
+        h.insert(API_VERSION, v);
+    }
+    h.insert(
+        http::header::VARY,
+        HeaderValue::from_static(microversion::HEADER),
     );
-    insert(
-        h,
-        "openstack-api-maximum-version",
-        &format!("{SERVICE_NAME} {}", microversion::MAX),
-    );
-    insert(
-        h,
-        "openstack-api-version",
-        &format!("{SERVICE_NAME} {version}"),
-    );
-    insert(h, "vary", microversion::HEADER);
 }
 
 fn build(
@@ -101,16 +108,22 @@ fn build(
     request_id: &str,
     head: bool,
 ) -> Response {
-    let mut h = HeaderMap::new();
+    // room for the version headers, length, type and request id without growing
+    let mut h = HeaderMap::with_capacity(8);
     if let Some(v) = version {
         version_headers(&mut h, v);
     }
     let text = body.unwrap_or_default();
     if status != 204 {
-        insert(&mut h, "content-length", &text.len().to_string());
-        insert(&mut h, "content-type", "application/json");
+        h.insert(http::header::CONTENT_LENGTH, HeaderValue::from(text.len()));
+        h.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
     }
-    insert(&mut h, "x-openstack-request-id", request_id);
+    if let Ok(v) = HeaderValue::from_str(request_id) {
+        h.insert(REQUEST_ID, v);
+    }
     let body = if head || status == 204 {
         Body::empty()
     } else {

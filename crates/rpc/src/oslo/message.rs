@@ -219,6 +219,7 @@ pub fn context_from_dict(d: &Map<String, Value>) -> RequestContext {
         request_id: s("request_id").unwrap_or_else(RequestContext::new_request_id),
         global_request_id: s("global_request_id"),
         resource_uuid: s("resource_uuid"),
+        credentials_cache: Default::default(),
     }
 }
 
