@@ -177,6 +177,15 @@ fn role_check(m: &str, target: &Value, creds: &Value) -> Result<bool, EvalError>
     let Some(roles) = creds.get("roles") else {
         return Ok(false);
     };
+    // ASCII only (every role of a real token): `lower()` is ASCII lower-casing, so the roles
+    // are compared as they are, none lower-cased into a copy
+    if let Value::Array(items) = roles {
+        if m.is_ascii() && items.iter().all(|x| x.as_str().is_some_and(str::is_ascii)) {
+            return Ok(items
+                .iter()
+                .any(|x| x.as_str().is_some_and(|r| r.eq_ignore_ascii_case(&m))));
+        }
+    }
     // [x.lower() for x in creds['roles']] is built in full before the `in` test.
     let lowered: Vec<String> = match roles {
         Value::Array(items) => items
@@ -414,6 +423,33 @@ mod tests {
         assert_eq!(
             eval(&Check::Role("admin".into()), &json!({}), &json!({})),
             Ok(false)
+        );
+        // Unicode lower-casing, as `str.lower()`
+        assert_eq!(
+            eval(
+                &Check::Role("ädmin".into()),
+                &json!({}),
+                &json!({"roles": ["ÄDMIN"]})
+            ),
+            Ok(true)
+        );
+        assert_eq!(
+            eval(
+                &Check::Role("ÄDMIN".into()),
+                &json!({}),
+                &json!({"roles": ["ädmin"]})
+            ),
+            Ok(true)
+        );
+        // the whole list is lowered before the test: a role that is not a string raises,
+        // even after a match
+        assert_eq!(
+            exc(eval(
+                &Check::Role("admin".into()),
+                &json!({}),
+                &json!({"roles": ["admin", 1]})
+            )),
+            Some(PyException::AttributeError)
         );
         // A " reader" role (X-Roles split without trimming) is not "reader".
         assert_eq!(
