@@ -1,6 +1,6 @@
 //! mariadbd's CPU per execution of prepared statements, one after the other on one
-//! connection: what a statement's shape costs the database (docs/performance.md, "Show on
-//! MariaDB, 2026-12-07 (seventh session)").
+//! connection: what a statement's shape costs the database (docs/performance.md, "Lists and
+//! shows, 2026-12-07 23:00 UTC").
 //!
 //!   cargo run --release -p openkeel-db --example mariadb_statement_cost -- \
 //!       mysql://user:pass@host:port/db <mariadbd pid> <executions> bench/mariadb_show_shapes.tsv
