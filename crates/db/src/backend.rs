@@ -828,8 +828,8 @@ pub(crate) trait ColIdx:
 impl<I: LiteIndex + sqlx::ColumnIndex<MySqlRow> + sqlx::ColumnIndex<SqliteRow>> ColIdx for I {}
 
 /// The column at `index` of a row whose select list the caller built (so knows where each
-/// column is), named `name` in errors. Reading by position skips the look-up by name, a
-/// quarter of a list of clusters' instructions on MariaDB.
+/// column is), named `name` in errors. Reading by position skips sqlx's look-up by name (a
+/// hash of the name per value: 7 % of a list of 1,000 clusters' instructions on MariaDB).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct At<'n> {
     pub index: usize,

@@ -27,6 +27,22 @@ fn value_error(message: impl Into<String>) -> FormatFailure {
     FormatFailure::Error(EvalError::python(PyException::ValueError, message))
 }
 
+/// The mapping key of a conversion whose `(` is at `open`, with nested parentheses as CPython
+/// counts them, and the index after its `)`; `None` when it is not closed.
+fn mapping_key(chars: &[char], open: usize) -> Option<(String, usize)> {
+    let mut depth = 1;
+    let mut i = open + 1;
+    while i < chars.len() && depth > 0 {
+        match chars[i] {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    (depth == 0).then(|| (chars[open + 1..i - 1].iter().collect(), i))
+}
+
 /// The mapping keys `fmt % target` looks up (`%(key)s` and the like, in order), or `None`
 /// when it may read the target as a whole (an unnamed conversion such as `%s`) or is not a
 /// format [`percent_format`] could complete (then the whole target is given, as before).
@@ -42,21 +58,9 @@ pub(crate) fn mapping_keys(fmt: &str) -> Option<Vec<String>> {
         i += 1;
         let mut named = false;
         if chars.get(i) == Some(&'(') {
-            let mut depth = 1;
-            let key_start = i + 1;
-            i += 1;
-            while i < chars.len() && depth > 0 {
-                match chars[i] {
-                    '(' => depth += 1,
-                    ')' => depth -= 1,
-                    _ => {}
-                }
-                i += 1;
-            }
-            if depth > 0 {
-                return None;
-            }
-            keys.push(chars[key_start..i - 1].iter().collect());
+            let (key, after) = mapping_key(&chars, i)?;
+            keys.push(key);
+            i = after;
             named = true;
         }
         // flags, width, precision and length modifiers, as `percent_format` reads them
@@ -104,21 +108,10 @@ pub(crate) fn percent_format(fmt: &str, arg: &Value) -> Result<String, FormatFai
             if !is_mapping {
                 return Err(type_error("format requires a mapping"));
             }
-            let mut depth = 1;
-            let key_start = i + 1;
-            i += 1;
-            while i < chars.len() && depth > 0 {
-                match chars[i] {
-                    '(' => depth += 1,
-                    ')' => depth -= 1,
-                    _ => {}
-                }
-                i += 1;
-            }
-            if depth > 0 {
+            let Some((key, after)) = mapping_key(&chars, i) else {
                 return Err(value_error("incomplete format key"));
-            }
-            let key: String = chars[key_start..i - 1].iter().collect();
+            };
+            i = after;
             value = Some(match arg {
                 Value::Object(map) => match map.get(&key) {
                     Some(v) => v.clone(),
