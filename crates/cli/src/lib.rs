@@ -138,12 +138,32 @@ impl ConfigArgs {
     }
 }
 
+/// The worker threads of a service's runtime for its `workers` option (`[api] workers`,
+/// `[conductor] workers`: Magnum's process counts): unset or 0 leaves one per CPU, as Magnum's
+/// `processutils.get_worker_count()` default; at most 64.
+pub fn worker_threads(workers: Option<i64>) -> Option<usize> {
+    workers
+        .filter(|n| *n > 0)
+        .map(|n| usize::try_from(n.min(64)).unwrap_or(64))
+}
+
+/// A service's runtime with [`worker_threads`] threads.
+pub fn runtime(workers: Option<i64>) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    b.enable_all();
+    if let Some(n) = worker_threads(workers) {
+        b.worker_threads(n);
+    }
+    b.build()
+}
+
 /// Load the configuration of `prog`, set up logging and the runtime, and run `body` to its
 /// end; the exit code says whether it failed (the error is logged and printed).
 pub fn run_service<F, Fut>(
     prog: &str,
     args: &ConfigArgs,
     log_format: Option<logging::LogFormat>,
+    workers: impl FnOnce(&openkeel_core::config::Config) -> Option<i64>,
     body: F,
 ) -> std::process::ExitCode
 where
@@ -165,10 +185,7 @@ where
             return std::process::ExitCode::FAILURE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match runtime(workers(&config)) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("{prog}: cannot start the runtime: {e}");
@@ -186,6 +203,27 @@ where
             tracing::error!(error = %e, "{prog} failed");
             eprintln!("{prog}: {e}");
             std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// `[api] workers` / `[conductor] workers` set the runtime's worker threads; unset, 0 or
+    /// negative leave tokio's default (one per CPU), as Magnum falls back to the CPU count.
+    #[test]
+    fn the_workers_option_sets_the_worker_threads() {
+        assert_eq!(worker_threads(None), None);
+        assert_eq!(worker_threads(Some(0)), None);
+        assert_eq!(worker_threads(Some(-3)), None);
+        assert_eq!(worker_threads(Some(1)), Some(1));
+        assert_eq!(worker_threads(Some(1000)), Some(64));
+        for n in [1, 3] {
+            let rt = runtime(Some(n)).unwrap();
+            assert_eq!(rt.metrics().num_workers(), n as usize);
         }
     }
 }

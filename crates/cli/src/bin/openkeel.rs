@@ -52,10 +52,8 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // the API is the busy part of the all-in-one: its `[api] workers`
+    let rt = match openkeel::runtime(config.api.workers) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("openkeel: cannot start the runtime: {e}");

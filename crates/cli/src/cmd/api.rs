@@ -22,15 +22,21 @@ struct Cli {
 
 pub fn main(prog: &'static str) -> std::process::ExitCode {
     let cli: Cli = crate::parse_args(prog);
-    crate::run_service(prog, &cli.config, cli.log_format, |opts| async move {
-        let running = crate::services::start_api(crate::services::ServiceOptions {
-            bind: cli.bind,
-            ..opts
-        })
-        .await?;
-        crate::wiring::shutdown_signal().await;
-        tracing::info!("shutting down");
-        running.stop().await?;
-        Ok(())
-    })
+    crate::run_service(
+        prog,
+        &cli.config,
+        cli.log_format,
+        |c| c.api.workers,
+        |opts| async move {
+            let running = crate::services::start_api(crate::services::ServiceOptions {
+                bind: cli.bind,
+                ..opts
+            })
+            .await?;
+            crate::wiring::shutdown_signal().await;
+            tracing::info!("shutting down");
+            running.stop().await?;
+            Ok(())
+        },
+    )
 }

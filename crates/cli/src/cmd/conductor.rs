@@ -19,11 +19,17 @@ struct Cli {
 
 pub fn main(prog: &'static str) -> std::process::ExitCode {
     let cli: Cli = crate::parse_args(prog);
-    crate::run_service(prog, &cli.config, cli.log_format, |opts| async move {
-        let running = crate::services::start_conductor(opts).await?;
-        crate::wiring::shutdown_signal().await;
-        tracing::info!("shutting down");
-        running.stop().await;
-        Ok(())
-    })
+    crate::run_service(
+        prog,
+        &cli.config,
+        cli.log_format,
+        |c| c.conductor.workers,
+        |opts| async move {
+            let running = crate::services::start_conductor(opts).await?;
+            crate::wiring::shutdown_signal().await;
+            tracing::info!("shutting down");
+            running.stop().await;
+            Ok(())
+        },
+    )
 }
