@@ -24,6 +24,8 @@
 #                     requests takes seconds, so a short one completes none   [BENCH_DURATION,
 #                                                                           at least 20s]
 #   BENCH_PORTS       OpenKeel-SQLite, OpenKeel-MariaDB, gunicorn ports              ["9811 9812 9813"]
+#   BENCH_OPENKEEL_WORKERS  OpenKeel's `[api] workers` (its runtime's worker threads) [unset:
+#                     one per CPU]
 #   OPENKEEL_TEST_HOME  the test services' directory (tests/services/lib.sh) [/var/tmp/openkeel-test]
 #   Opt-in, a Magnum reference rig (the shared tools/magnum-ref, which OpenKeel's users do not
 #   have; phase B below):
@@ -375,6 +377,11 @@ done
 printf '[DEFAULT]\nperiodic_enable = false\n' >"$RUN/openkeel-sqlite.conf"
 printf '[DEFAULT]\nperiodic_enable = false\n\n[database]\nconnection = %s\n' "$OK_DB_URL" \
     >"$RUN/openkeel-mariadb.conf"
+if [ -n "${BENCH_OPENKEEL_WORKERS:-}" ]; then
+    for f in "$RUN/openkeel-sqlite.conf" "$RUN/openkeel-mariadb.conf"; do
+        printf '\n[api]\nworkers = %s\n' "$BENCH_OPENKEEL_WORKERS" >>"$f"
+    done
+fi
 # magnum-api's configuration: its own database, noauth (api-paste.ini below), periodic tasks
 # and conductor never involved; a transport on the test RabbitMQ with an exchange and topic of
 # its own (magnum-api builds an RPC client per request, but a GET sends nothing)
@@ -468,7 +475,7 @@ BENCH_META_MAGNUM_LIST_DURATION=$MAGNUM_LIST_DURATION \
 BENCH_META_WRK="${WRK_BASE[*]} -d <duration>" BENCH_META_WRK_RIG="${WRK_RIG_LIST[*]} -d <duration>" \
 BENCH_META_MYSQL_URL=$OPENKEEL_TEST_MYSQL_URL BENCH_META_VENV=$MAGNUM_VENV \
 BENCH_META_RIG=$RIG BENCH_META_REF_SOCK=$REF_SOCK \
-BENCH_META_SHOW=$SHOW_PATH \
+BENCH_META_SHOW=$SHOW_PATH BENCH_META_OK_WORKERS=${BENCH_OPENKEEL_WORKERS:-} \
     "$PY" - "$OUT" "${HDRS[@]}" <<'EOF'
 import glob, json, os, platform, subprocess, sys
 out, headers = sys.argv[1], sys.argv[2:]
@@ -507,6 +514,7 @@ meta = {
     "magnum_list_duration": E["BENCH_META_MAGNUM_LIST_DURATION"],
     "wrk": E["BENCH_META_WRK"], "wrk_rig_list": E["BENCH_META_WRK_RIG"], "headers": headers,
     "show_path": E["BENCH_META_SHOW"],
+    "openkeel_api_workers": E["BENCH_META_OK_WORKERS"] or "one per CPU",
     "machine": {
         "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"),
         "cpus": os.cpu_count(),
