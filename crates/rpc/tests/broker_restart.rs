@@ -157,6 +157,8 @@ async fn server_and_caller_survive_a_real_broker_restart() {
 
 /// Records every request; `hold` waits until the gate opens.
 struct Gated {
+    /// Told of each request as it reaches the handler, before the gate.
+    arrived: mpsc::UnboundedSender<()>,
     seen: mpsc::UnboundedSender<Args>,
     gate: Arc<Semaphore>,
 }
@@ -169,6 +171,7 @@ impl Dispatcher for Gated {
         _method: &str,
         args: Args,
     ) -> Result<Value, RemoteFailure> {
+        let _ = self.arrived.send(());
         if let Ok(p) = self.gate.acquire().await {
             drop(p);
         }
@@ -201,6 +204,7 @@ async fn casts_waiting_in_a_durable_ordered_queue_survive_a_broker_restart() {
         topic.clone(),
         "srv1",
         Arc::new(Gated {
+            arrived: mpsc::unbounded_channel().0,
             seen: tx,
             gate: gate.clone(),
         }),
@@ -297,6 +301,7 @@ async fn a_call_left_unanswered_by_a_broker_restart_is_503_not_a_timeout() {
     let topic = format!("okt-lost-{}", uuid::Uuid::new_v4().simple());
     let s = Arc::new(settings(&amqp));
     let (tx, _seen) = mpsc::unbounded_channel();
+    let (arrived, mut arrivals) = mpsc::unbounded_channel();
     // A conductor that never answers: its handler waits for a gate that stays shut.
     let gate = Arc::new(Semaphore::new(0));
     let server = RpcServer::start(
@@ -304,6 +309,7 @@ async fn a_call_left_unanswered_by_a_broker_restart_is_503_not_a_timeout() {
         topic.clone(),
         "srv1",
         Arc::new(Gated {
+            arrived,
             seen: tx,
             gate: gate.clone(),
         }),
@@ -321,13 +327,28 @@ async fn a_call_left_unanswered_by_a_broker_restart_is_503_not_a_timeout() {
         e.message()
     );
 
-    // A restart while the call waits: 503.
-    let call = {
-        let caller = caller.clone();
-        tokio::spawn(async move { caller.call(&ctx(), "hold", Args::new()).await })
-    };
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // A restart while the call waits: 503. This call waits longer than the first, so that the
+    // broker surely stops while it waits: `rabbitmqctl stop_app` starts an Erlang node of its
+    // own, which took more than the first call's 5 s on a loaded machine (the call then timed
+    // out before the broker went away: a 500 for the wrong reason).
+    let mut patient = settings(&amqp);
+    patient.rpc_response_timeout = Duration::from_secs(20);
+    let patient = AmqpCaller::new(Arc::new(patient), topic.clone());
+    let call = tokio::spawn(async move { patient.call(&ctx(), "hold", Args::new()).await });
+    // the first call's request, then this one's: the conductor holds it when the broker stops
+    for _ in 0..2 {
+        tokio::time::timeout(Duration::from_secs(15), arrivals.recv())
+            .await
+            .expect("the conductor receives the call")
+            .expect("the conductor is running");
+    }
+    let restarting = std::time::Instant::now();
     restart_broker(Duration::from_secs(1)).await;
+    assert!(
+        restarting.elapsed() < Duration::from_secs(15),
+        "the restart took {:?}: longer than the call waits",
+        restarting.elapsed()
+    );
     let e = call.await.unwrap().unwrap_err();
     assert_eq!(e.code(), 503, "{}", e.message());
     assert!(
