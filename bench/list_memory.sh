@@ -7,6 +7,7 @@
 #   BENCH_PERF=/tmp/perf.data ...            # perf record -g of the server during the load
 #   BENCH_PERF_DB=/tmp/db.data ...           # and of mariadbd (BENCH_DB=mariadb)
 #   BENCH_LIST_CONCURRENCY=1 ...          # [openkeel] list_concurrency (0: the cores)
+#   BENCH_CONF='[database]\nmax_pool_size = 2\nmax_overflow = 0' ...  # more magnum.conf lines
 # Prints VmRSS at idle, VmHWM after the load, and wrk's req/s and p99. Extra server environment can be
 # given in BENCH_ENV.
 set -euo pipefail
@@ -52,6 +53,7 @@ pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username,
 *) echo "BENCH_DB is sqlite or mariadb" >&2; exit 1 ;;
 esac
 printf '[openkeel]\nlist_concurrency = %s\n' "${BENCH_LIST_CONCURRENCY:-0}" >>"$RUN/ok.conf"
+[ -z "${BENCH_CONF:-}" ] || printf '%b\n' "$BENCH_CONF" >>"$RUN/ok.conf"
 env ${BENCH_ENV:-} "$BIN/openkeel" --data-dir "$RUN/data" --bind "127.0.0.1:$PORT" \
     --config-file "$RUN/ok.conf" >"$RUN/server.log" 2>&1 &
 SERVER=$!
@@ -93,4 +95,4 @@ db_ms=0
 [ -n "$DBPID" ] && db_ms=$(echo "($db1 - $db0) * 1000 / $(getconf CLK_TCK) / $requests" | bc -l)
 printf 'request=%s db=%s clusters=%s connections=%s req/s=%s p99=%s server_cpu_ms/req=%.3f mariadbd_cpu_ms/req=%.3f idle_rss=%.1fMiB hwm=%.1fMiB rss_after=%.1fMiB %s\n' \
     "${BENCH_REQUEST:-list}" "${BENCH_DB:-sqlite}" "$N" "$C" "$rps" "$p99" "$cpu_ms" "$db_ms" "$(echo "$idle/1024" | bc -l)" "$(echo "$hwm/1024" | bc -l)" \
-    "$(echo "$after/1024" | bc -l)" "${BENCH_ENV:-}"
+    "$(echo "$after/1024" | bc -l)" "${BENCH_ENV:-}${BENCH_CONF:+ conf: $BENCH_CONF}"
