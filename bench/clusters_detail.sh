@@ -26,6 +26,8 @@
 #   BENCH_PORTS       OpenKeel-SQLite, OpenKeel-MariaDB, gunicorn ports              ["9811 9812 9813"]
 #   BENCH_OPENKEEL_WORKERS  OpenKeel's `[api] workers` (its runtime's worker threads) [unset:
 #                     one per CPU]
+#   BENCH_OPENKEEL_DB_POOL  OpenKeel-MariaDB's `[database] max_pool_size` (and max_overflow 0):
+#                     the MariaDB connections it uses at once           [unset: 5 + 50, Magnum's]
 #   OPENKEEL_TEST_HOME  the test services' directory (tests/services/lib.sh) [/var/tmp/openkeel-test]
 #   Opt-in, a Magnum reference rig (the shared tools/magnum-ref, which OpenKeel's users do not
 #   have; phase B below):
@@ -382,6 +384,9 @@ if [ -n "${BENCH_OPENKEEL_WORKERS:-}" ]; then
         printf '\n[api]\nworkers = %s\n' "$BENCH_OPENKEEL_WORKERS" >>"$f"
     done
 fi
+if [ -n "${BENCH_OPENKEEL_DB_POOL:-}" ]; then
+    printf '\n[database]\nmax_pool_size = %s\nmax_overflow = 0\n' "$BENCH_OPENKEEL_DB_POOL" >>"$RUN/openkeel-mariadb.conf"
+fi
 # magnum-api's configuration: its own database, noauth (api-paste.ini below), periodic tasks
 # and conductor never involved; a transport on the test RabbitMQ with an exchange and topic of
 # its own (magnum-api builds an RPC client per request, but a GET sends nothing)
@@ -476,6 +481,7 @@ BENCH_META_WRK="${WRK_BASE[*]} -d <duration>" BENCH_META_WRK_RIG="${WRK_RIG_LIST
 BENCH_META_MYSQL_URL=$OPENKEEL_TEST_MYSQL_URL BENCH_META_VENV=$MAGNUM_VENV \
 BENCH_META_RIG=$RIG BENCH_META_REF_SOCK=$REF_SOCK \
 BENCH_META_SHOW=$SHOW_PATH BENCH_META_OK_WORKERS=${BENCH_OPENKEEL_WORKERS:-} \
+BENCH_META_OK_DB_POOL=${BENCH_OPENKEEL_DB_POOL:-} \
     "$PY" - "$OUT" "${HDRS[@]}" <<'EOF'
 import glob, json, os, platform, subprocess, sys
 out, headers = sys.argv[1], sys.argv[2:]
@@ -515,6 +521,7 @@ meta = {
     "wrk": E["BENCH_META_WRK"], "wrk_rig_list": E["BENCH_META_WRK_RIG"], "headers": headers,
     "show_path": E["BENCH_META_SHOW"],
     "openkeel_api_workers": E["BENCH_META_OK_WORKERS"] or "one per CPU",
+    "openkeel_mariadb_pool": E["BENCH_META_OK_DB_POOL"] or "5 + 50 (Magnum's)",
     "machine": {
         "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"),
         "cpus": os.cpu_count(),

@@ -7,6 +7,7 @@
 #   BENCH_PERF=/tmp/perf.data ...            # perf record -g of the server during the load
 #   BENCH_PERF_DB=/tmp/db.data ...           # and of mariadbd (BENCH_DB=mariadb)
 #   BENCH_LIST_CONCURRENCY=1 ...          # [openkeel] list_concurrency (0: the cores)
+#   BENCH_WRK_OUT=/tmp/wrk.txt ...        # keep wrk's output (its latency distribution)
 #   BENCH_CONF='[database]\nmax_pool_size = 2\nmax_overflow = 0' ...  # more magnum.conf lines
 # Prints VmRSS at idle, VmHWM after the load, and wrk's req/s and p99. Extra server environment can be
 # given in BENCH_ENV.
@@ -87,6 +88,7 @@ cpu1=$(cpu "$SERVER"); db1=${DBPID:+$(cpu "$DBPID")}
 [ -n "${BENCH_PERF:-}" ] && wait "$PERF"
 [ -n "${PERFDB:-}" ] && wait "$PERFDB"
 hwm=$(kb VmHWM); after=$(kb VmRSS)
+[ -z "${BENCH_WRK_OUT:-}" ] || cp "$RUN/wrk.txt" "$BENCH_WRK_OUT"
 rps=$(awk '/Requests\/sec/ {print $2}' "$RUN/wrk.txt")
 p99=$(awk '$1 == "99%" {print $2; exit}' "$RUN/wrk.txt")
 requests=$(awk '/requests in/ {print $1}' "$RUN/wrk.txt")
