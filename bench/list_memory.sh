@@ -9,6 +9,9 @@
 #   BENCH_LIST_CONCURRENCY=1 ...          # [openkeel] list_concurrency (0: the cores)
 #   BENCH_WRK_OUT=/tmp/wrk.txt ...        # keep wrk's output (its latency distribution)
 #   BENCH_CONF='[database]\nmax_pool_size = 2\nmax_overflow = 0' ...  # more magnum.conf lines
+# The server runs in the shell's session, beside wrk; BENCH_ENV=setsid gives it a session (the
+# kernel's scheduling group) of its own, as bench/clusters_detail.sh does: the figures differ
+# (docs/performance.md, "Show on MariaDB, 2026-12-08").
 # Prints VmRSS at idle, VmHWM after the load, and wrk's req/s and p99. Extra server environment can be
 # given in BENCH_ENV.
 set -euo pipefail
