@@ -188,6 +188,11 @@ impl ColumnNames {
     fn get(&self, i: usize) -> &str {
         &self.text[self.bounds[i]..self.bounds[i + 1]]
     }
+
+    /// The name of the column at `i`, if there is one.
+    fn name(&self, i: usize) -> Option<&str> {
+        (i < self.len()).then(|| self.get(i))
+    }
 }
 
 impl<'r> LiteRow<'r> {
@@ -207,8 +212,7 @@ impl<'r> LiteRow<'r> {
 
     /// The name of the column at `idx`.
     pub(crate) fn name(&self, idx: usize) -> Option<&'r str> {
-        let names: &'r ColumnNames = self.names;
-        (idx < names.len()).then(|| names.get(idx))
+        self.names.name(idx)
     }
 }
 
@@ -230,7 +234,7 @@ impl OwnedRow {
 
     /// The name of the column at `idx`.
     pub(crate) fn name(&self, idx: usize) -> Option<&str> {
-        (idx < self.names.len()).then(|| self.names.get(idx))
+        self.names.name(idx)
     }
 }
 
